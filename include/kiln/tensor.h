@@ -1,0 +1,132 @@
+// kiln::Tensor: a strided view over reference-counted, 64-byte aligned Storage.
+//
+// Copying a Tensor shares its storage (like torch.Tensor); clone() copies data.
+// Sizes and strides are in elements. A default-constructed Tensor is
+// "undefined" (defined() == false) and stands for an absent optional tensor.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kiln/dtype.h"
+
+namespace kiln {
+
+using Shape = std::vector<int64_t>;
+
+class Storage {
+ public:
+  // Allocates nbytes (zero allowed), 64-byte aligned. Throws kiln::Error on
+  // allocation failure, naming the size.
+  static std::shared_ptr<Storage> allocate(size_t nbytes, Device device = Device::cpu());
+  // Wraps memory owned elsewhere; `deleter` (may be empty) runs when the last
+  // reference goes away.
+  static std::shared_ptr<Storage> wrap(void* data, size_t nbytes, Device device,
+                                       std::function<void(void*)> deleter);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  Storage() = default;
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  Device device_;
+  std::function<void(void*)> deleter_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, Shape strides,
+         int64_t storage_offset = 0);
+
+  // --- factories -----------------------------------------------------------
+  static Tensor empty(const Shape& sizes, DType dtype = DType::F32,
+                      Device device = Device::cpu());
+  static Tensor zeros(const Shape& sizes, DType dtype = DType::F32);
+  static Tensor ones(const Shape& sizes, DType dtype = DType::F32);
+  static Tensor full(const Shape& sizes, double value, DType dtype = DType::F32);
+  // [start, end) by step, like torch.arange; dtype I64 unless given.
+  static Tensor arange(double start, double end, double step = 1, DType dtype = DType::I64);
+  // Counter-based (Philox-style) generator: element i depends only on (seed, i),
+  // so results never depend on thread count or chunking.
+  static Tensor rand(const Shape& sizes, uint64_t seed, DType dtype = DType::F32);   // [0, 1)
+  static Tensor randn(const Shape& sizes, uint64_t seed, DType dtype = DType::F32);  // N(0, 1)
+  // Wraps caller-owned memory without copying; strides default to contiguous.
+  static Tensor from_blob(void* data, const Shape& sizes, DType dtype, Shape strides = {});
+  // A 0-dim tensor holding one value.
+  static Tensor scalar(double value, DType dtype = DType::F32);
+
+  // --- metadata --------------------------------------------------------------
+  bool defined() const { return storage_ != nullptr; }
+  DType dtype() const { return dtype_; }
+  Device device() const;
+  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  const Shape& sizes() const { return sizes_; }
+  const Shape& strides() const { return strides_; }
+  int64_t size(int64_t d) const;  // negative d counts from the end
+  int64_t stride(int64_t d) const;
+  int64_t storage_offset() const { return offset_; }
+  int64_t numel() const;
+  size_t element_size() const { return dtype_size(dtype_); }
+  bool is_contiguous() const;
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+
+  // Pointer to element 0 of this view (storage base + offset).
+  void* data_ptr() const;
+  template <typename T>
+  T* data() const {
+    return static_cast<T*>(data_ptr());
+  }
+
+  // --- element access (any dtype, through double / int64) ---------------------
+  // `index` has one entry per dim. Values convert as a C cast would, with f16 and
+  // bf16 rounded to nearest even.
+  double get(std::span<const int64_t> index) const;
+  int64_t get_int(std::span<const int64_t> index) const;
+  void set(std::span<const int64_t> index, double value);
+  void set_int(std::span<const int64_t> index, int64_t value);
+  double item() const;  // requires numel() == 1
+
+  // --- views and copies ------------------------------------------------------------
+  Tensor view_as_strided(Shape sizes, Shape strides, int64_t storage_offset) const;
+  Tensor contiguous() const;  // this if already contiguous, else a packed copy
+  Tensor clone() const;       // always a packed copy
+  Tensor to(DType dtype) const;  // converted packed copy (or this if same dtype)
+
+  // Exact equality of shape, dtype and every element (NaN equals NaN).
+  bool equal(const Tensor& other) const;
+
+  // Small tensors print in full, large ones elided like torch:
+  //   tensor([[1., 2.], [3., 4.]], dtype=f32)
+  std::string to_string(int64_t max_elements = 64) const;
+
+ private:
+  std::shared_ptr<Storage> storage_;
+  DType dtype_ = DType::F32;
+  Shape sizes_, strides_;
+  int64_t offset_ = 0;
+};
+
+Shape contiguous_strides(const Shape& sizes);
+int64_t shape_numel(const Shape& sizes);
+std::string shape_str(const Shape& sizes);  // "[2, 3]"
+
+// --- .npy files --------------------------------------------------------------------
+// Reads a C-order .npy array of any supported dtype (bool, i1, u1, i2, i4, i8, f2,
+// f4, f8, and bf16 stored as '<V2' with a 'bfloat16' descr is not supported by
+// numpy, so bf16 is written as '<u2' raw bits with a header note). Errors name the
+// file and the problem: Fortran order, unsupported dtype, truncated data, bad header.
+Tensor read_npy(const std::string& path);
+void write_npy(const std::string& path, const Tensor& t);
+
+}  // namespace kiln

@@ -1,0 +1,8 @@
+// Op family: binary. (Filled in by the op registry work.)
+#include "ir/ops/ops.h"
+
+namespace kiln::ir {
+
+void register_binary_ops(OpRegistry& r) { (void)r; }
+
+}  // namespace kiln::ir

@@ -1,0 +1,8 @@
+// Op family: constant. (Filled in by the op registry work.)
+#include "ir/ops/ops.h"
+
+namespace kiln::ir {
+
+void register_constant_ops(OpRegistry& r) { (void)r; }
+
+}  // namespace kiln::ir

@@ -1,0 +1,8 @@
+// Op family: reduction. (Filled in by the op registry work.)
+#include "ir/ops/ops.h"
+
+namespace kiln::ir {
+
+void register_reduction_ops(OpRegistry& r) { (void)r; }
+
+}  // namespace kiln::ir

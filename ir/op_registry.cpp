@@ -29,6 +29,7 @@ const char* operand_kind_str(OperandKind k) {
     case OperandKind::TensorOrScalar: return "Tensor|Scalar";
     case OperandKind::OptionalTensor: return "Tensor?";
     case OperandKind::Scalar: return "Scalar";
+    case OperandKind::Optional: return "Tensor|Scalar?";
   }
   return "?";
 }
@@ -210,6 +211,7 @@ std::vector<Type> infer_types(const OpDef& op, std::span<const Type> inputs, con
       case OperandKind::TensorOrScalar: ok = t.is_tensor() || t.is_scalar(); break;
       case OperandKind::OptionalTensor: ok = t.is_tensor() || t.is_none(); break;
       case OperandKind::Scalar: ok = t.is_scalar(); break;
+      case OperandKind::Optional: ok = true; break;
     }
     KILN_USER_CHECK(ok, op.name << ": operand '" << spec.name << "' must be "
                                 << operand_kind_str(spec.kind) << ", got " << t.str());

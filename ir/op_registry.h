@@ -28,6 +28,7 @@ enum class OperandKind : uint8_t {
   TensorOrScalar,  // a tensor or an int/float/bool scalar (wrapped number)
   OptionalTensor,  // a tensor or none
   Scalar,          // an int/float/bool scalar
+  Optional,        // a tensor, a scalar or none (clamp's bounds)
 };
 
 struct OperandSpec {

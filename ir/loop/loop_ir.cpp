@@ -144,7 +144,8 @@ Expr Load::make(Buf buf, Expr index, Expr predicate) {
     KILN_INTERNAL_CHECK(predicate.type() == bool_t(lanes),
                         "Load predicate " << predicate.type().str() << " for " << lanes << " lanes");
   }
-  return new Load(VType{buf->dtype, lanes}, std::move(buf), std::move(index), std::move(predicate));
+  VType type{buf->dtype, lanes};  // before `buf` is moved from
+  return new Load(type, std::move(buf), std::move(index), std::move(predicate));
 }
 
 Expr Ramp::make(Expr base, Expr stride, int lanes) {

@@ -1,0 +1,131 @@
+// Size-class free lists over mmap'd (large) or aligned-malloc'd (small) blocks.
+#include "runtime/allocator.h"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "kiln/error.h"
+
+namespace kiln {
+
+namespace {
+constexpr size_t kHugePage = size_t(2) << 20;
+constexpr size_t kSmallLimit = size_t(256) << 10;
+
+void* os_alloc(size_t bytes) {
+  if (bytes >= kHugePage) {
+    // Over-map by one huge page, then trim, so the block is 2 MiB aligned.
+    size_t span = bytes + kHugePage;
+    void* p = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    uintptr_t base = reinterpret_cast<uintptr_t>(p);
+    uintptr_t aligned = (base + kHugePage - 1) & ~(kHugePage - 1);
+    if (aligned > base) munmap(p, aligned - base);
+    uintptr_t end = aligned + bytes;
+    uintptr_t span_end = base + span;
+    if (span_end > end) munmap(reinterpret_cast<void*>(end), span_end - end);
+    madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
+    return reinterpret_cast<void*>(aligned);
+  }
+  return std::aligned_alloc(64, bytes);
+}
+
+void os_free(void* p, size_t bytes) {
+  if (bytes >= kHugePage) {
+    munmap(p, bytes);
+  } else {
+    std::free(p);
+  }
+}
+}  // namespace
+
+struct CachingAllocator::Impl {
+  mutable std::mutex mu;
+  std::multimap<size_t, void*> free_blocks;  // size class -> block
+  AllocatorStats stats;
+};
+
+CachingAllocator::CachingAllocator() : impl_(std::make_unique<Impl>()) {}
+CachingAllocator::~CachingAllocator() { release_cached(); }
+
+CachingAllocator& CachingAllocator::global() {
+  static CachingAllocator* a = new CachingAllocator();  // outlives every Storage
+  return *a;
+}
+
+size_t CachingAllocator::size_class(size_t nbytes) {
+  if (nbytes <= 64) return 64;
+  if (nbytes < kSmallLimit) {
+    // Powers of two split in four, so waste stays under 25%.
+    size_t p = 64;
+    while (p * 2 <= nbytes) p *= 2;
+    size_t step = p / 4;
+    return (nbytes + step - 1) / step * step;
+  }
+  if (nbytes < kHugePage) return (nbytes + 4095) / 4096 * 4096;
+  return (nbytes + kHugePage - 1) / kHugePage * kHugePage;
+}
+
+std::shared_ptr<Storage> CachingAllocator::allocate(size_t nbytes) {
+  size_t cls = size_class(nbytes);
+  void* block = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    auto it = impl_->free_blocks.find(cls);
+    if (it != impl_->free_blocks.end()) {
+      block = it->second;
+      impl_->free_blocks.erase(it);
+      impl_->stats.cache_hits++;
+      impl_->stats.bytes_cached -= cls;
+    }
+  }
+  if (!block) {
+    block = os_alloc(cls);
+    if (!block) {
+      // Give cached memory back and try once more before failing.
+      release_cached();
+      block = os_alloc(cls);
+    }
+    KILN_USER_CHECK(block, "out of memory: could not allocate " << nbytes << " bytes");
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stats.os_allocations++;
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stats.bytes_in_use += cls;
+  }
+  Impl* impl = impl_.get();
+  return Storage::wrap(block, nbytes, Device::cpu(), [impl, cls](void* p) {
+    std::lock_guard<std::mutex> lock(impl->mu);
+    impl->free_blocks.emplace(cls, p);
+    impl->stats.bytes_cached += cls;
+    impl->stats.bytes_in_use -= cls;
+  });
+}
+
+void CachingAllocator::release_cached() {
+  std::multimap<size_t, void*> blocks;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    blocks.swap(impl_->free_blocks);
+    impl_->stats.bytes_cached = 0;
+  }
+  for (auto& [cls, p] : blocks) os_free(p, cls);
+}
+
+AllocatorStats CachingAllocator::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->stats;
+}
+
+Tensor empty_cached(const Shape& sizes, DType dtype) {
+  int64_t n = shape_numel(sizes);
+  auto storage = CachingAllocator::global().allocate(size_t(n) * dtype_size(dtype));
+  return Tensor(storage, dtype, sizes, contiguous_strides(sizes), 0);
+}
+
+}  // namespace kiln

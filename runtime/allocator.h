@@ -1,0 +1,53 @@
+// The caching allocator behind compiled functions' outputs and intermediates.
+//
+// Fresh memory is expensive here: the first touch of a 4 KiB page costs about
+// 11 us (a 64 MiB buffer ~180 ms), against ~4 ms with transparent huge pages.
+// So blocks are kept and reused across calls, sizes are rounded to size
+// classes so reuse is likely, and blocks of 2 MiB or more are 2 MiB aligned
+// and madvise(MADV_HUGEPAGE)'d. A second call of a compiled function therefore
+// asks the OS for nothing new. Thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "kiln/tensor.h"
+
+namespace kiln {
+
+struct AllocatorStats {
+  uint64_t os_allocations = 0;  // blocks obtained from the OS
+  uint64_t cache_hits = 0;      // requests served from cached blocks
+  uint64_t bytes_cached = 0;    // bytes in free blocks held by the cache
+  uint64_t bytes_in_use = 0;
+};
+
+class CachingAllocator {
+ public:
+  static CachingAllocator& global();
+
+  // A storage of at least `nbytes`, 64-byte aligned; returns to the cache when
+  // its last reference is dropped. Throws kiln::Error when the OS refuses.
+  std::shared_ptr<Storage> allocate(size_t nbytes);
+  // Frees every cached block back to the OS.
+  void release_cached();
+  AllocatorStats stats() const;
+
+  // The size class a request is rounded to (exposed for tests).
+  static size_t size_class(size_t nbytes);
+
+  CachingAllocator();
+  ~CachingAllocator();
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A tensor whose storage comes from the global caching allocator.
+Tensor empty_cached(const Shape& sizes, DType dtype);
+
+}  // namespace kiln

@@ -1,0 +1,131 @@
+// A small fixed pool: one job at a time, chunks handed out by an atomic
+// counter, the caller working alongside the workers. Results never depend on
+// the number of threads because chunks are disjoint ranges of independent work.
+#include "runtime/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kiln {
+
+namespace {
+
+thread_local bool t_in_parallel = false;
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int n) {
+    for (int i = 1; i < n; ++i) workers_.emplace_back([this] { work(); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+  int size() const { return int(workers_.size()) + 1; }
+
+  void run(int64_t n, int64_t chunk, const std::function<void(int64_t, int64_t)>& fn) {
+    std::lock_guard<std::mutex> one_job(job_mu_);  // concurrent callers take turns
+    int64_t chunks = (n + chunk - 1) / chunk;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      fn_ = &fn;
+      n_ = n;
+      chunk_ = chunk;
+      next_.store(0);
+      remaining_.store(chunks);
+      ++generation_;
+    }
+    cv_.notify_all();
+    drain();
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [&] { return remaining_.load() == 0; });
+    fn_ = nullptr;
+  }
+
+ private:
+  void drain() {
+    t_in_parallel = true;
+    while (true) {
+      int64_t c = next_.fetch_add(1);
+      int64_t begin = c * chunk_;
+      if (begin >= n_) break;
+      (*fn_)(begin, std::min(n_, begin + chunk_));
+      if (remaining_.fetch_sub(1) == 1) {
+        std::lock_guard<std::mutex> lock(mu_);
+        done_cv_.notify_all();
+      }
+    }
+    t_in_parallel = false;
+  }
+
+  void work() {
+    uint64_t seen = 0;
+    while (true) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || (generation_ != seen && fn_ != nullptr); });
+        if (stop_) return;
+        seen = generation_;
+      }
+      drain();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex job_mu_, mu_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+  int64_t n_ = 0, chunk_ = 1;
+  std::atomic<int64_t> next_{0}, remaining_{0};
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+int configured_threads() {
+  if (const char* env = std::getenv("KILN_NUM_THREADS")) {
+    int n = std::atoi(env);
+    if (n > 0) return std::min(n, 256);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+ThreadPool& pool() {
+  static ThreadPool* p = new ThreadPool(configured_threads());  // lives until exit
+  return *p;
+}
+
+}  // namespace
+
+int num_threads() { return pool().size(); }
+
+void parallel_for(int64_t begin, int64_t end, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& fn) {
+  int64_t n = end - begin;
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  int threads = num_threads();
+  if (t_in_parallel || threads == 1 || n <= grain) {
+    fn(begin, end);
+    return;
+  }
+  // A few chunks per thread balance uneven work without much overhead.
+  int64_t chunk = std::max(grain, (n + 4 * threads - 1) / (4 * threads));
+  pool().run(n, chunk, [&](int64_t b, int64_t e) { fn(begin + b, begin + e); });
+}
+
+}  // namespace kiln
+
+extern "C" void kiln_parallel_for(void (*body)(int64_t, int64_t, void*), void* closure,
+                                  int64_t n, int64_t grain) {
+  kiln::parallel_for(0, n, grain, [&](int64_t b, int64_t e) { body(b, e, closure); });
+}

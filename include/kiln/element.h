@@ -13,6 +13,9 @@ float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);  // round to nearest even, overflow to inf
 float bf16_to_float(uint16_t h);
 uint16_t float_to_bf16(float f);  // round to nearest even; NaN stays NaN
+// Direct roundings from double (no double-rounding through float).
+uint16_t double_to_half(double d);
+uint16_t double_to_bf16(double d);
 
 // Reads one element of type `t` at `p`.
 double load_as_double(DType t, const void* p);

@@ -122,10 +122,13 @@ int64_t shape_numel(const Shape& sizes);
 std::string shape_str(const Shape& sizes);  // "[2, 3]"
 
 // --- .npy files --------------------------------------------------------------------
-// Reads a C-order .npy array of any supported dtype (bool, i1, u1, i2, i4, i8, f2,
-// f4, f8, and bf16 stored as '<V2' with a 'bfloat16' descr is not supported by
-// numpy, so bf16 is written as '<u2' raw bits with a header note). Errors name the
-// file and the problem: Fortran order, unsupported dtype, truncated data, bad header.
+// Reads a C-order .npy array (versions 1.0-3.0) of dtype |b1 i1 u1 i2 i4 i8 f2 f4
+// f8 in either byte order. bf16 has no numpy dtype: Kiln writes it with the
+// Kiln-specific descr 'bf16' and reads it back (numpy cannot; convert to f32 to
+// share). Writes are C-order version 1.0 with the header padded to 64 bytes.
+// Errors are kiln::Error starting with the file path and naming the problem:
+// cannot open, bad magic, truncated header or data, malformed header, Fortran
+// order, unsupported dtype.
 Tensor read_npy(const std::string& path);
 void write_npy(const std::string& path, const Tensor& t);
 

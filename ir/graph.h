@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/attributes.h"
@@ -131,6 +132,25 @@ class Graph {
 std::string print_graph(const Graph& g);
 // Throws kiln::Error with "file:line:col: error: ..." plus the source line and a caret.
 std::unique_ptr<Graph> parse_graph(std::string_view text, const std::string& filename = "<input>");
+
+// How print_graph spells values: graph inputs and node outputs keep their name
+// hint when it is a valid identifier (is_ir_identifier) not taken by an earlier
+// value, else they get the next free number. Messages that quote nodes use the
+// same spelling, so they match the printed graph.
+class ValueNames {
+ public:
+  explicit ValueNames(const Graph& g);
+  // "%x" or "%3"; a value not defined in the graph prints as "%<undefined>"
+  // (or "%<null>").
+  std::string operator()(const Value* v) const;
+
+ private:
+  std::unordered_map<const Value*, std::string> names_;
+};
+// [A-Za-z_][A-Za-z0-9_.]* — the value names print_graph keeps.
+bool is_ir_identifier(std::string_view s);
+// One node as messages quote it, without types or attributes: "%3 = add(%1, %2)".
+std::string node_summary(const Node& n, const ValueNames& names);
 
 // Checks SSA order, op existence, operand count and kinds, attributes, and that
 // each node's recorded output types equal what inference gives. Throws

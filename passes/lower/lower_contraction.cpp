@@ -1,0 +1,232 @@
+// Lowerings of the contraction family as naive but correct loop nests: matmul
+// (every rank case: vectors, batched and broadcast batch dims) and bmm, linear,
+// conv2d (stride, 2- or 4-int padding, dilation, groups), max_pool2d and
+// avg_pool2d (torch's divisor rules). Each output element accumulates in f32
+// (f16/bf16/f32), f64 or i64 (integers wrap like the reference) and is rounded
+// once into the output. Fast algorithms replace these in a later issue.
+#include "ir/loop/simplify.h"
+#include "passes/lower/lower_internal.h"
+
+namespace kiln::passes::lower {
+namespace {
+
+using namespace kiln::loop;  // NOLINT
+
+// Batch dims of an operand aligned right against the output's batch index;
+// static size-1 dims read index 0.
+Index batch_index(const std::vector<Expr>& dims, size_t batch_rank, const Index& out_batch) {
+  Index idx;
+  const size_t lead = out_batch.size() - batch_rank;
+  for (size_t d = 0; d < batch_rank; ++d) {
+    int64_t s = 0;
+    idx.push_back(is_const_int(dims[d], &s) && s == 1 ? make_int(0) : out_batch[lead + d]);
+  }
+  return idx;
+}
+
+// acc = sum over `k` of term(k), stored at `out_idx`.
+Stmt reduce_into(LowerContext& ctx, const OutBuf& out, const Index& out_idx, DType acc_t,
+                 const std::vector<Expr>& red_dims, const std::function<Expr(const Index&)>& term,
+                 const std::function<Expr(const Expr&)>& finish = nullptr) {
+  Scratch acc = make_scratch(ctx, "acc", acc_t);
+  Stmt loop = loop_nest(
+      ctx, red_dims,
+      [&](const Index& k) { return acc.store(acc.load() + cast_to(term(k), acc_t)); }, "k");
+  Expr result = finish ? finish(acc.load()) : acc.load();
+  return allocate({acc},
+                  Block::make({acc.store(imm(acc_t, 0)), loop, store_at(out, out_idx, result)}));
+}
+
+Stmt lower_matmul(NodeLowering& n, const std::vector<OutBuf>& outs) {
+  const Operand& a = n.in(0);
+  const Operand& b = n.in(1);
+  const bool a_vec = a.rank() == 1, b_vec = b.rank() == 1;
+  const std::vector<Expr> out_dims = outs[0].dims;
+  const size_t out_batch = out_dims.size() - (a_vec ? 0 : 1) - (b_vec ? 0 : 1);
+  const size_t a_batch = a_vec ? 0 : size_t(a.rank()) - 2;
+  const size_t b_batch = b_vec ? 0 : size_t(b.rank()) - 2;
+  DType acc_t = accum_dtype(n.out_dtype());
+  Expr K = a.dims.back();
+  return loop_nest(n.ctx, out_dims, [&](const Index& o) {
+    Index batch(o.begin(), o.begin() + ptrdiff_t(out_batch));
+    return reduce_into(n.ctx, outs[0], o, acc_t, {K}, [&](const Index& k) {
+      Index ai = batch_index(a.dims, a_batch, batch);
+      if (!a_vec) ai.push_back(o[out_batch]);
+      ai.push_back(k[0]);
+      Index bi = batch_index(b.dims, b_batch, batch);
+      bi.push_back(k[0]);
+      if (!b_vec) bi.push_back(o.back());
+      return cast_to(a.at(ai), acc_t) * cast_to(b.at(bi), acc_t);
+    });
+  });
+}
+
+Stmt lower_linear(NodeLowering& n, const std::vector<OutBuf>& outs) {
+  const Operand& x = n.in(0);
+  const Operand& w = n.in(1);
+  Operand bias = n.in(2);
+  DType acc_t = accum_dtype(n.out_dtype());
+  const bool w_vec = w.rank() == 1;
+  return loop_nest(n.ctx, outs[0].dims, [&](const Index& o) {
+    Index lead(o.begin(), o.end() - (w_vec ? 0 : 1));
+    return reduce_into(
+        n.ctx, outs[0], o, acc_t, {x.dims.back()},
+        [&](const Index& k) {
+          Index xi = lead;
+          xi.push_back(k[0]);
+          Index wi = w_vec ? Index{k[0]} : Index{o.back(), k[0]};
+          return cast_to(x.at(xi), acc_t) * cast_to(w.at(wi), acc_t);
+        },
+        [&](const Expr& acc) {
+          return bias.is_none() ? acc : acc + cast_to(bias.broadcast_at(o), acc_t);
+        });
+  });
+}
+
+// An int-list attribute with 1 or 2 entries, as two values.
+std::pair<int64_t, int64_t> pair_attr(const ir::Attrs& a, const std::string& name) {
+  std::vector<int64_t> v = a.get_ints(name);
+  KILN_INTERNAL_CHECK(!v.empty(), name << " is empty");
+  return {v[0], v.size() > 1 ? v[1] : v[0]};
+}
+
+Expr in_range(const Expr& i, const Expr& size) {
+  return i >= make_int(0) && i < size;
+}
+
+Stmt lower_conv2d(NodeLowering& n, const std::vector<OutBuf>& outs) {
+  const Operand& x = n.in(0);
+  const Operand& w = n.in(1);
+  Operand bias = n.in(2);
+  const bool batched = x.rank() == 4;
+  DType acc_t = accum_dtype(n.out_dtype());
+  auto [sh, sw] = pair_attr(n.attrs(), "stride");
+  auto [dh, dw] = pair_attr(n.attrs(), "dilation");
+  std::vector<int64_t> p = n.attrs().get_ints("padding");
+  if (p.size() == 1) p = {p[0], p[0], p[0], p[0]};
+  if (p.size() == 2) p = {p[0], p[0], p[1], p[1]};
+  const int64_t groups = n.attrs().get_int("groups");
+  int64_t cout = 0, cin_g = 0, kh = 0, kw = 0;
+  is_const_int(w.dims[0], &cout), is_const_int(w.dims[1], &cin_g);
+  is_const_int(w.dims[2], &kh), is_const_int(w.dims[3], &kw);
+  const int64_t cout_g = cout / groups;
+  const size_t r = x.dims.size();
+  Expr H = x.dims[r - 2], W = x.dims[r - 1];
+  return loop_nest(n.ctx, outs[0].dims, [&](const Index& o) {
+    Expr oc = o[o.size() - 3], oh = o[o.size() - 2], ow = o[o.size() - 1];
+    Expr c0 = simplify((oc / make_int(cout_g)) * make_int(cin_g));
+    Scratch acc = make_scratch(n.ctx, "acc", acc_t);
+    Stmt loop = loop_nest(
+        n.ctx, {make_int(cin_g), make_int(kh), make_int(kw)},
+        [&](const Index& k) {
+          Expr iy = simplify(oh * make_int(sh) - make_int(p[0]) + k[1] * make_int(dh));
+          Expr ix = simplify(ow * make_int(sw) - make_int(p[2]) + k[2] * make_int(dw));
+          Index xi;
+          if (batched) xi.push_back(o[0]);
+          xi.insert(xi.end(), {simplify(c0 + k[0]), iy, ix});
+          Expr term = cast_to(x.at(xi), acc_t) * cast_to(w.at({oc, k[0], k[1], k[2]}), acc_t);
+          return IfThenElse::make(in_range(iy, H) && in_range(ix, W), acc.store(acc.load() + term));
+        },
+        "k");
+    Expr result = acc.load();
+    if (!bias.is_none()) result = result + cast_to(bias.at({oc}), acc_t);
+    return allocate({acc},
+                    Block::make({acc.store(imm(acc_t, 0)), loop, store_at(outs[0], o, result)}));
+  });
+}
+
+struct PoolAttrs {
+  int64_t kh, kw, sh, sw, ph, pw, dh = 1, dw = 1;
+};
+
+PoolAttrs pool_attrs(const ir::Attrs& a, bool has_dilation) {
+  PoolAttrs p{};
+  std::tie(p.kh, p.kw) = pair_attr(a, "kernel_size");
+  if (a.get_ints("stride").empty()) {
+    p.sh = p.kh, p.sw = p.kw;
+  } else {
+    std::tie(p.sh, p.sw) = pair_attr(a, "stride");
+  }
+  std::tie(p.ph, p.pw) = pair_attr(a, "padding");
+  if (has_dilation) std::tie(p.dh, p.dw) = pair_attr(a, "dilation");
+  return p;
+}
+
+Stmt lower_max_pool(NodeLowering& n, const std::vector<OutBuf>& outs) {
+  const Operand& x = n.in(0);
+  PoolAttrs p = pool_attrs(n.attrs(), true);
+  DType acc_t = accum_dtype(x.dtype);
+  const size_t r = x.dims.size();
+  Expr H = x.dims[r - 2], W = x.dims[r - 1];
+  return loop_nest(n.ctx, outs[0].dims, [&](const Index& o) {
+    Expr oh = o[r - 2], ow = o[r - 1];
+    Scratch best = make_scratch(n.ctx, "best", acc_t);
+    Stmt loop = loop_nest(
+        n.ctx, {make_int(p.kh), make_int(p.kw)},
+        [&](const Index& k) {
+          Expr iy = simplify(oh * make_int(p.sh) - make_int(p.ph) + k[0] * make_int(p.dh));
+          Expr ix = simplify(ow * make_int(p.sw) - make_int(p.pw) + k[1] * make_int(p.dw));
+          Index xi(o.begin(), o.end() - 2);
+          xi.push_back(iy), xi.push_back(ix);
+          Expr v = cast_to(x.at(xi), acc_t);
+          // NaN propagates (padding is -inf and never wins).
+          Stmt update = IfThenElse::make(v > best.load() || is_nan(v), best.store(v));
+          return IfThenElse::make(in_range(iy, H) && in_range(ix, W), update);
+        },
+        "k");
+    return allocate(
+        {best}, Block::make({best.store(lowest(acc_t)), loop, store_at(outs[0], o, best.load())}));
+  });
+}
+
+Stmt lower_avg_pool(NodeLowering& n, const std::vector<OutBuf>& outs) {
+  const Operand& x = n.in(0);
+  PoolAttrs p = pool_attrs(n.attrs(), false);
+  const bool include_pad = n.attrs().get_bool("count_include_pad");
+  const bool has_divisor = !n.attrs().is_none("divisor_override");
+  DType acc_t = accum_dtype(x.dtype);
+  const size_t r = x.dims.size();
+  Expr H = x.dims[r - 2], W = x.dims[r - 1];
+  return loop_nest(n.ctx, outs[0].dims, [&](const Index& o) {
+    Expr y0 = simplify(o[r - 2] * make_int(p.sh) - make_int(p.ph));
+    Expr x0 = simplify(o[r - 1] * make_int(p.sw) - make_int(p.pw));
+    // The window clipped to the padded input counts for count_include_pad;
+    // clipped to the input, it is what gets summed.
+    Expr y1 = min(y0 + make_int(p.kh), H + make_int(p.ph));
+    Expr x1 = min(x0 + make_int(p.kw), W + make_int(p.pw));
+    Expr padded_count = (y1 - y0) * (x1 - x0);
+    Expr cy0 = max(y0, make_int(0)), cx0 = max(x0, make_int(0));
+    Expr cy1 = min(y1, H), cx1 = min(x1, W);
+    Expr count = has_divisor   ? make_int(n.attrs().get_int("divisor_override"))
+                 : include_pad ? padded_count
+                               : (cy1 - cy0) * (cx1 - cx0);
+    Scratch acc = make_scratch(n.ctx, "acc", acc_t);
+    Stmt loop = loop_nest(
+        n.ctx, {make_int(p.kh), make_int(p.kw)},
+        [&](const Index& k) {
+          Expr iy = simplify(y0 + k[0]), ix = simplify(x0 + k[1]);
+          Index xi(o.begin(), o.end() - 2);
+          xi.push_back(iy), xi.push_back(ix);
+          Expr inside = iy >= cy0 && iy < cy1 && ix >= cx0 && ix < cx1;
+          return IfThenElse::make(inside, acc.store(acc.load() + cast_to(x.at(xi), acc_t)));
+        },
+        "k");
+    Expr empty = cy0 >= cy1 || cx0 >= cx1;
+    Expr result = Select::make(empty, imm(acc_t, 0), acc.load() / cast_to(count, acc_t));
+    return allocate({acc}, Block::make({acc.store(imm(acc_t, 0)), loop,
+                                        store_at(outs[0], o, simplify(result))}));
+  });
+}
+
+}  // namespace
+
+void register_contraction_lowerings(LoweringTable& t) {
+  t["matmul"].root = lower_matmul;
+  t["bmm"].root = lower_matmul;
+  t["linear"].root = lower_linear;
+  t["conv2d"].root = lower_conv2d;
+  t["max_pool2d"].root = lower_max_pool;
+  t["avg_pool2d"].root = lower_avg_pool;
+}
+
+}  // namespace kiln::passes::lower

@@ -1,0 +1,296 @@
+// Entry points of the lowering: lower_group turns a group of nodes into one
+// kernel, lower_graph makes one group per node. See lower_graph.h for what is
+// assumed and guaranteed; per-op lowerings live in lower_<family>.cpp and are
+// found by op name in one table.
+#include "passes/lower/lower_graph.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "ir/loop/simplify.h"
+#include "passes/lower/lower_internal.h"
+
+namespace kiln::passes {
+
+const char* buffer_role_name(BufferRole r) {
+  switch (r) {
+    case BufferRole::Input:
+      return "input";
+    case BufferRole::Output:
+      return "output";
+    case BufferRole::Intermediate:
+      return "intermediate";
+    case BufferRole::Constant:
+      return "constant";
+  }
+  return "?";
+}
+
+namespace lower {
+
+const LoweringTable& lowering_table() {
+  static const LoweringTable table = [] {
+    LoweringTable t;
+    register_elementwise_lowerings(t);
+    register_compare_lowerings(t);
+    register_layout_lowerings(t);
+    register_reduction_lowerings(t);
+    register_normalization_lowerings(t);
+    register_contraction_lowerings(t);
+    return t;
+  }();
+  return table;
+}
+
+namespace {
+
+using namespace kiln::loop;  // NOLINT
+
+// A buffer name from the printed value name: "%x" -> "x", "%3" -> "v3".
+std::string buffer_name(const ir::ValueNames& names, const ir::Value* v) {
+  std::string s = names(v);
+  if (!s.empty() && s[0] == '%') s.erase(0, 1);
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v" + s;
+  std::replace(s.begin(), s.end(), '.', '_');
+  for (char& c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+  }
+  return s;
+}
+
+// Reads buffer `index` of the context as a tensor operand.
+Operand buffer_operand(LowerContext& ctx, int index, const ir::Type& type) {
+  const BufferParam& p = ctx.buffers()[size_t(index)];
+  std::vector<Expr> strides;
+  if (p.strided) {
+    for (size_t d = 0; d < p.shape.size(); ++d) strides.push_back(ctx.stride_param(index, int(d)));
+  } else {
+    strides = packed_strides(p.shape);
+  }
+  Buf buf = p.buf;
+  return tensor_operand(
+      buf->dtype, p.shape,
+      [buf, strides](const Index& idx) { return Load::make(buf, offset_of(idx, strides)); }, type);
+}
+
+class GroupLowering {
+ public:
+  GroupLowering(const ir::Graph& g, std::span<const ir::Node* const> nodes, const LowerOptions& o)
+      : g_(g), nodes_(nodes.begin(), nodes.end()), ctx_(o), names_(g) {
+    in_group_.insert(nodes.begin(), nodes.end());
+    for (const auto& n : g.nodes()) {
+      for (const ir::Value* v : n->inputs()) users_[v].push_back(n.get());
+    }
+  }
+
+  LoweredKernel run(const std::string& name);
+
+ private:
+  bool escapes(const ir::Value* v) const {
+    const auto& outs = g_.outputs();
+    if (std::find(outs.begin(), outs.end(), v) != outs.end()) return true;
+    auto it = users_.find(v);
+    if (it == users_.end() || it->second.empty()) return true;
+    for (const ir::Node* u : it->second) {
+      if (!in_group_.count(u)) return true;
+    }
+    return false;
+  }
+
+  Operand constant_operand(const ir::Value* v, const ir::Node& producer) {
+    const ir::AttrValue* a = producer.attrs().find("value");
+    KILN_INTERNAL_CHECK(a, "constant without value");
+    if (const int64_t* i = std::get_if<int64_t>(a)) return scalar_operand(make_int(*i), v->type());
+    if (const double* d = std::get_if<double>(a)) {
+      return scalar_operand(FloatImm::make({DType::F64, 1}, *d), v->type());
+    }
+    if (const bool* b = std::get_if<bool>(a)) {
+      return scalar_operand(IntImm::make(bool_t(), *b), v->type());
+    }
+    if (const Tensor* t = std::get_if<Tensor>(a)) {
+      int idx = ctx_.add_constant(*t, buffer_name(names_, v));
+      return buffer_operand(ctx_, idx, v->type());
+    }
+    return Operand{};  // none
+  }
+
+  Operand operand_for(const ir::Value* v) {
+    if (auto it = values_.find(v); it != values_.end()) return it->second;
+    Operand o;
+    const ir::Node* producer = v->producer();
+    if (v->type().is_none()) {
+      o = Operand{};
+    } else if (producer && producer->op() == "constant") {
+      o = constant_operand(v, *producer);
+    } else if (v->type().is_scalar()) {
+      o = scalar_operand(ctx_.scalar_param(v, buffer_name(names_, v), v->type().dtype()),
+                         v->type());
+    } else {
+      bool strided = ctx_.options().strided_inputs && producer == nullptr;
+      int idx = ctx_.add_buffer(v, BufferRole::Input, buffer_name(names_, v), v->type().dtype(),
+                                ctx_.dims(v->type().dims()), strided);
+      o = buffer_operand(ctx_, idx, v->type());
+    }
+    values_[v] = o;
+    return o;
+  }
+
+  void lower_node(const ir::Node& n);
+  LoweredKernel finish(const std::string& name);
+
+  const ir::Graph& g_;
+  std::vector<const ir::Node*> nodes_;
+  LowerContext ctx_;
+  ir::ValueNames names_;
+  std::set<const ir::Node*> in_group_;
+  std::unordered_map<const ir::Value*, std::vector<const ir::Node*>> users_;
+  std::unordered_map<const ir::Value*, Operand> values_;
+  std::vector<Stmt> stmts_;
+};
+
+void GroupLowering::lower_node(const ir::Node& n) {
+  if (n.op() == "constant") {
+    // Constants are operands, not computations; a returned one is copied out.
+    const ir::Value* v = n.output();
+    Operand o = constant_operand(v, n);
+    values_[v] = o;
+    if (escapes(v) && o.is_tensor()) {
+      int idx = ctx_.add_buffer(v, BufferRole::Output, buffer_name(names_, v) + "_out",
+                                v->type().dtype(), ctx_.dims(v->type().dims()), false);
+      OutBuf out{ctx_.buffers()[size_t(idx)].buf, ctx_.buffers()[size_t(idx)].shape};
+      stmts_.push_back(store_all(ctx_, out, [&](const Index& ix) { return o.at(ix); }));
+    }
+    return;
+  }
+  const LoweringTable& table = lowering_table();
+  auto it = table.find(n.op());
+  KILN_USER_CHECK(it != table.end(), "lower: op '" << n.op() << "' has no lowering to loop IR");
+  const OpLowering& l = it->second;
+  NodeLowering nl{n, {}, ctx_};
+  for (const ir::Value* v : n.inputs()) nl.inputs.push_back(operand_for(v));
+
+  bool any_escape = false;
+  for (const ir::Value* v : n.outputs()) any_escape = any_escape || escapes(v);
+
+  if (l.pointwise && !(any_escape && l.root)) {
+    std::vector<Operand> outs = l.pointwise(nl);
+    KILN_INTERNAL_CHECK(outs.size() == n.num_outputs(),
+                        n.op() << ": lowering gave " << outs.size() << " outputs");
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const ir::Value* v = n.output(i);
+      values_[v] = outs[i];
+      if (!escapes(v)) continue;
+      KILN_USER_CHECK(outs[i].is_tensor(), "lower: " << n.op() << ": a scalar or none value "
+                                                     << names_(v) << " cannot be a kernel output");
+      int idx = ctx_.add_buffer(v, BufferRole::Output, buffer_name(names_, v), v->type().dtype(),
+                                ctx_.dims(v->type().dims()), false);
+      OutBuf out{ctx_.buffers()[size_t(idx)].buf, ctx_.buffers()[size_t(idx)].shape};
+      Operand value = outs[i];
+      stmts_.push_back(store_all(ctx_, out, [&](const Index& ix) { return value.at(ix); }));
+    }
+    return;
+  }
+  KILN_INTERNAL_CHECK(l.root, n.op() << ": no root lowering");
+  std::vector<OutBuf> outs;
+  std::vector<int> indices;
+  for (const ir::Value* v : n.outputs()) {
+    KILN_USER_CHECK(v->type().is_tensor(),
+                    "lower: " << n.op() << ": output " << names_(v) << " is not a tensor");
+    BufferRole role = escapes(v) ? BufferRole::Output : BufferRole::Intermediate;
+    int idx = ctx_.add_buffer(v, role, buffer_name(names_, v), v->type().dtype(),
+                              ctx_.dims(v->type().dims()), false);
+    indices.push_back(idx);
+    outs.push_back({ctx_.buffers()[size_t(idx)].buf, ctx_.buffers()[size_t(idx)].shape});
+  }
+  stmts_.push_back(l.root(nl, outs));
+  for (size_t i = 0; i < outs.size(); ++i) {
+    values_[n.output(i)] = buffer_operand(ctx_, indices[i], n.output(i)->type());
+  }
+}
+
+LoweredKernel GroupLowering::finish(const std::string& name) {
+  // Kernel::buffers lists inputs (and constants), then outputs, then scratch.
+  std::vector<BufferParam>& bufs = ctx_.buffers();
+  auto rank = [](BufferRole r) {
+    return r == BufferRole::Input || r == BufferRole::Constant ? 0
+           : r == BufferRole::Output                           ? 1
+                                                               : 2;
+  };
+  std::vector<int> order(bufs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = int(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return rank(bufs[size_t(a)].role) < rank(bufs[size_t(b)].role);
+  });
+  std::vector<int> new_index(bufs.size());
+  LoweredKernel out;
+  for (size_t i = 0; i < order.size(); ++i) {
+    new_index[size_t(order[i])] = int(i);
+    out.plan.buffers.push_back(bufs[size_t(order[i])]);
+  }
+  out.plan.scalars = ctx_.scalars();
+  for (ScalarParam& s : out.plan.scalars) {
+    if (s.role == ScalarRole::Stride) s.buffer = new_index[size_t(s.buffer)];
+  }
+  out.plan.name = name;
+  out.plan.nodes = nodes_;
+  out.plan.category = ir::OpCategory::Elementwise;
+  for (const ir::Node* n : nodes_) {
+    if (n->def() && n->def()->category != ir::OpCategory::Elementwise &&
+        n->def()->category != ir::OpCategory::Other) {
+      out.plan.category = n->def()->category;
+      if (n->def()->category != ir::OpCategory::Layout) break;
+    }
+  }
+  out.kernel.name = name;
+  for (const BufferParam& b : out.plan.buffers) out.kernel.buffers.push_back(b.buf);
+  for (const ScalarParam& s : out.plan.scalars) out.kernel.scalars.push_back(s.var);
+  out.kernel.body = simplify(Block::make(stmts_));
+  if (!out.kernel.body.defined()) out.kernel.body = Block::make({});
+  return out;
+}
+
+LoweredKernel GroupLowering::run(const std::string& name) {
+  for (const ir::Node* n : nodes_) lower_node(*n);
+  return finish(name);
+}
+
+}  // namespace
+}  // namespace lower
+
+LoweredKernel lower_group(const ir::Graph& g, std::span<const ir::Node* const> nodes,
+                          const std::string& name, const LowerOptions& options) {
+  KILN_USER_CHECK(!nodes.empty(), "lower: kernel " << name << " has no nodes");
+  lower::GroupLowering gl(g, nodes, options);
+  return gl.run(name);
+}
+
+std::vector<loop::Kernel> lower_graph(const ir::Graph& g, const LowerOptions& options,
+                                      std::vector<KernelPlan>* plans) {
+  std::vector<loop::Kernel> kernels;
+  const auto& outs = g.outputs();
+  for (const auto& n : g.nodes()) {
+    // Constants are folded into their users; one returned by the graph gets a
+    // copy kernel so every graph output is written by some kernel.
+    if (n->op() == "constant") {
+      bool returned = n->num_outputs() == 1 && n->output()->type().is_tensor() &&
+                      std::find(outs.begin(), outs.end(), n->output()) != outs.end();
+      if (!returned) continue;
+    }
+    const ir::Node* node = n.get();
+    std::string name = g.name() + "_" + std::to_string(kernels.size()) + "_" + n->op();
+    for (char& c : name) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+    }
+    LoweredKernel k = lower_group(g, std::span<const ir::Node* const>(&node, 1), name, options);
+    kernels.push_back(std::move(k.kernel));
+    if (plans) plans->push_back(std::move(k.plan));
+  }
+  return kernels;
+}
+
+bool has_lowering(const std::string& name) {
+  return name == "constant" || lower::lowering_table().count(name) > 0;
+}
+
+}  // namespace kiln::passes

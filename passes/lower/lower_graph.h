@@ -1,0 +1,97 @@
+// Lowering graph IR to loop IR. A kernel is a group of graph nodes lowered into
+// one loop nest: elementwise and layout ops become index expressions inlined
+// into their consumers (producer values are functions of an index, like Halide
+// Funcs), reductions, normalizations and contractions become loop nests with
+// accumulators that store into buffers.
+//
+// Assumes: a verified graph (types inferred). Guarantees: each kernel reads its
+// inputs through the buffer parameters its KernelPlan lists and writes every
+// group output value to an Output buffer in packed row-major order; symbolic
+// dims are scalar i64 parameters named after the symbol, so a kernel compiled
+// once runs for any value of them.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/loop/loop_ir.h"
+#include "ir/op_registry.h"
+
+namespace kiln::passes {
+
+struct LowerOptions {
+  // Graph inputs may be non-contiguous views (transposed, sliced, broadcast):
+  // they are read through strides passed as scalar parameters. When false they
+  // are assumed packed row-major and strides are folded into the index math.
+  bool strided_inputs = true;
+};
+
+enum class BufferRole : uint8_t {
+  Input,         // a graph input or a value another kernel produced
+  Output,        // a value this kernel produces for others (or the graph)
+  Intermediate,  // produced and consumed inside this kernel only
+  Constant,      // a constant tensor from the graph (data in `constant`)
+};
+const char* buffer_role_name(BufferRole r);
+
+// One buffer parameter (same position as in Kernel::buffers).
+struct BufferParam {
+  loop::Buf buf;
+  BufferRole role = BufferRole::Input;
+  const ir::Value* value = nullptr;  // the graph value (null for Constant)
+  Tensor constant;                   // Constant: the data
+  std::vector<loop::Expr> shape;     // dims as expressions of symbolic-dim Vars
+  bool strided = false;              // Input only: strides come as scalar parameters
+};
+
+enum class ScalarRole : uint8_t {
+  SymbolicDim,  // the run-time size of `symbol`
+  Stride,       // the stride (in elements) of dim `dim` of buffers[buffer]
+  Value,        // a scalar graph value (int -> i64, float -> f64, bool)
+};
+
+// One scalar parameter (same position as in Kernel::scalars).
+struct ScalarParam {
+  loop::Expr var;
+  ScalarRole role = ScalarRole::SymbolicDim;
+  std::string symbol;                // SymbolicDim
+  int buffer = -1;                   // Stride
+  int dim = -1;                      // Stride
+  const ir::Value* value = nullptr;  // Value
+};
+
+// What an executable needs to allocate buffers and launch one kernel.
+struct KernelPlan {
+  std::string name;
+  ir::OpCategory category = ir::OpCategory::Elementwise;  // of the group's main node
+  std::vector<const ir::Node*> nodes;
+  std::vector<BufferParam> buffers;
+  std::vector<ScalarParam> scalars;
+};
+
+struct LoweredKernel {
+  loop::Kernel kernel;
+  KernelPlan plan;
+};
+
+// Lowers a group of nodes of `g` (in graph order) into one kernel named `name`.
+// Values produced in the group and used only by it are inlined (elementwise,
+// layout) or kept in Intermediate buffers (others); a value used outside the
+// group, returned by the graph, or unused becomes an Output buffer. Throws
+// kiln::Error naming the op when a node has no lowering or an operand it
+// cannot handle.
+LoweredKernel lower_group(const ir::Graph& g, std::span<const ir::Node* const> nodes,
+                          const std::string& name, const LowerOptions& options = {});
+
+// Lowers every node of `g` except `constant` into its own kernel (constants
+// become immediates or Constant buffers of their users). `plans`, when given,
+// receives one plan per kernel.
+std::vector<loop::Kernel> lower_graph(const ir::Graph& g, const LowerOptions& options = {},
+                                      std::vector<KernelPlan>* plans = nullptr);
+
+// True when op `name` has a lowering.
+bool has_lowering(const std::string& name);
+
+}  // namespace kiln::passes

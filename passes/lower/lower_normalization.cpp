@@ -1,0 +1,149 @@
+// Lowerings of the normalization ops as row loops: softmax and log_softmax
+// (row max, sum of exp(x - max), then one pass writing), layer_norm and
+// rms_norm over the trailing normalized_shape dims (mean, then the biased
+// variance in a second pass), and batch_norm, which is elementwise given the
+// running statistics. Rows compute in f32 (f64 for f64 inputs); the input is
+// first converted to the output dtype, as the reference does.
+#include <cmath>
+
+#include "passes/lower/lower_internal.h"
+
+namespace kiln::passes::lower {
+namespace {
+
+using namespace kiln::loop;  // NOLINT
+
+// Rows over all dims except those in `cols` (a mask); `body` gets the row index
+// (kept dims) and builds a function from a column index to the full index.
+using FullIndex = std::function<Index(const Index& col)>;
+
+Stmt rows(LowerContext& ctx, const std::vector<Expr>& dims, const std::vector<bool>& is_col,
+          const std::function<Stmt(const FullIndex&, const std::vector<Expr>& col_dims)>& body) {
+  std::vector<Expr> row_dims, col_dims;
+  for (size_t d = 0; d < dims.size(); ++d) (is_col[d] ? col_dims : row_dims).push_back(dims[d]);
+  return loop_nest(ctx, row_dims, [&](const Index& row) {
+    FullIndex full = [row, is_col](const Index& col) {
+      Index f;
+      size_t r = 0, c = 0;
+      for (bool b : is_col) f.push_back(b ? col[c++] : row[r++]);
+      return f;
+    };
+    return body(full, col_dims);
+  });
+}
+
+Stmt over(LowerContext& ctx, const std::vector<Expr>& col_dims,
+          const std::function<Stmt(const Index&)>& f) {
+  return loop_nest(ctx, col_dims, f, "c");
+}
+
+RootFn softmax(bool log) {
+  return [log](NodeLowering& n, const std::vector<OutBuf>& outs) {
+    const Operand& x = n.in(0);
+    DType out = n.out_dtype();
+    DType acc_t = accum_dtype(out);
+    std::vector<bool> is_col(x.dims.size(), false);
+    if (!is_col.empty()) is_col[size_t(wrap_dim(n.attrs().get_int("dim"), x.rank()))] = true;
+    auto value = [&](const Index& i) { return cast_to(cast_to(x.at(i), out), acc_t); };
+    return rows(n.ctx, x.dims, is_col, [&](const FullIndex& full, const std::vector<Expr>& cols) {
+      Scratch mx = make_scratch(n.ctx, "acc", acc_t), sum = make_scratch(n.ctx, "acc", acc_t);
+      Stmt find_max = over(
+          n.ctx, cols, [&](const Index& c) { return mx.store(max(mx.load(), value(full(c)))); });
+      Stmt add_exp = over(n.ctx, cols, [&](const Index& c) {
+        return sum.store(sum.load() + call("exp", {value(full(c)) - mx.load()}));
+      });
+      Stmt write = over(n.ctx, cols, [&](const Index& c) {
+        Expr shifted = value(full(c)) - mx.load();
+        Expr y = log ? shifted - call("log", {sum.load()}) : call("exp", {shifted}) / sum.load();
+        return store_at(outs[0], full(c), y);
+      });
+      return allocate({mx, sum}, Block::make({mx.store(lowest(acc_t)), find_max,
+                                              sum.store(imm(acc_t, 0)), add_exp, write}));
+    });
+  };
+}
+
+// torch.finfo(t).eps: rms_norm's eps when none is given.
+double machine_epsilon(DType t) {
+  switch (t) {
+    case DType::F16:
+      return std::ldexp(1.0, -10);
+    case DType::BF16:
+      return std::ldexp(1.0, -7);
+    case DType::F32:
+      return std::ldexp(1.0, -23);
+    default:
+      return std::ldexp(1.0, -52);
+  }
+}
+
+RootFn trailing_norm(bool center) {
+  return [center](NodeLowering& n, const std::vector<OutBuf>& outs) {
+    const Operand& x = n.in(0);
+    const Operand& weight = n.in(1);
+    Operand bias = n.inputs.size() > 2 ? n.in(2) : Operand{};
+    DType acc_t = accum_dtype(n.out_dtype());
+    const size_t k = n.attrs().get_ints("normalized_shape").size();
+    double eps =
+        center || !n.attrs().is_none("eps") ? n.attrs().get_float("eps") : machine_epsilon(x.dtype);
+    std::vector<bool> is_col(x.dims.size(), false);
+    for (size_t d = x.dims.size() - k; d < x.dims.size(); ++d) is_col[d] = true;
+    auto value = [&](const Index& i) { return cast_to(x.at(i), acc_t); };
+    return rows(n.ctx, x.dims, is_col, [&](const FullIndex& full, const std::vector<Expr>& cols) {
+      Scratch sum = make_scratch(n.ctx, "acc", acc_t), sq = make_scratch(n.ctx, "acc", acc_t);
+      Expr count = cast_to(product(cols), acc_t);
+      Expr mean = Var::make({acc_t, 1}, n.ctx.fresh("mean"));
+      Expr inv = Var::make({acc_t, 1}, n.ctx.fresh("inv"));
+      Stmt pass1 =
+          over(n.ctx, cols, [&](const Index& c) { return sum.store(sum.load() + value(full(c))); });
+      Stmt pass2 = over(n.ctx, cols, [&](const Index& c) {
+        Expr d = value(full(c)) - mean;
+        return sq.store(sq.load() + d * d);
+      });
+      Stmt write = over(n.ctx, cols, [&](const Index& c) {
+        Expr y = (value(full(c)) - mean) * inv;
+        if (!weight.is_none()) y = y * cast_to(weight.at(c), acc_t);
+        if (!bias.is_none()) y = y + cast_to(bias.at(c), acc_t);
+        return store_at(outs[0], full(c), y);
+      });
+      Expr mean_value = center ? sum.load() / count : imm(acc_t, 0);
+      Expr inv_value = imm(acc_t, 1) / call("sqrt", {sq.load() / count + imm(acc_t, eps)});
+      Stmt after_mean =
+          Block::make({sq.store(imm(acc_t, 0)), pass2, LetStmt::make(inv, inv_value, write)});
+      std::vector<Stmt> body{sum.store(imm(acc_t, 0))};
+      if (center) body.push_back(pass1);
+      body.push_back(LetStmt::make(mean, mean_value, after_mean));
+      return allocate({sum, sq}, Block::make(body));
+    });
+  };
+}
+
+std::vector<Operand> batch_norm(NodeLowering& n) {
+  Operand x = n.in(0), mean = n.in(1), var = n.in(2), weight = n.in(3), bias = n.in(4);
+  DType out = n.out_dtype();
+  DType acc_t = accum_dtype(out);
+  double eps = n.attrs().get_float("eps");
+  return {tensor_operand(
+      out, n.out_dims(),
+      [=](const Index& idx) {
+        Index c{idx[1]};
+        Expr scale = imm(acc_t, 1) / call("sqrt", {cast_to(var.at(c), acc_t) + imm(acc_t, eps)});
+        if (!weight.is_none()) scale = scale * cast_to(weight.at(c), acc_t);
+        Expr y = (cast_to(x.at(idx), acc_t) - cast_to(mean.at(c), acc_t)) * scale;
+        if (!bias.is_none()) y = y + cast_to(bias.at(c), acc_t);
+        return cast_to(y, out);
+      },
+      n.out_type())};
+}
+
+}  // namespace
+
+void register_normalization_lowerings(LoweringTable& t) {
+  t["softmax"].root = softmax(false);
+  t["log_softmax"].root = softmax(true);
+  t["layer_norm"].root = trailing_norm(true);
+  t["rms_norm"].root = trailing_norm(false);
+  t["batch_norm"].pointwise = batch_norm;
+}
+
+}  // namespace kiln::passes::lower

@@ -1,0 +1,193 @@
+// Schedules: each transform's loop nest before and after (exact text), and
+// scheduled kernels — hand-written and lowered from graphs — evaluate to the
+// same values as unscheduled ones (loop_eval), including predicated tails.
+#include <gtest/gtest.h>
+
+#include "ir/loop/loop_eval.h"
+#include "ir/loop/visitor.h"
+#include "lower_test_util.h"
+#include "op_test_util.h"
+#include "passes/schedule/schedule.h"
+
+namespace kiln::passes {
+namespace {
+
+using namespace kiln::loop;  // NOLINT
+using test::random_tensor;
+using test::tensors_close;
+
+Expr var(const char* n) {
+  return Var::make(i64_t(), n);
+}
+Expr f32(double v) {
+  return FloatImm::make({DType::F32, 1}, v);
+}
+
+struct Scale {
+  Buf x = make_buf("x", DType::F32), y = make_buf("y", DType::F32);
+  Stmt nest = For::make(var("i"), make_int(0), var("n"), ForKind::Serial,
+                        Store::make(y, var("i"), Load::make(x, var("i")) * f32(2)));
+  // y = nest(x) for n elements.
+  Tensor run(const Stmt& s, const Tensor& in) const {
+    Tensor out = Tensor::zeros({in.numel()}, DType::F32);
+    eval_stmt(s, {{x, in}, {y, out}}, {{"n", in.numel()}});
+    return out;
+  }
+};
+
+TEST(Schedule, SplitGuardsTheTail) {
+  Scale k;
+  Stmt s = split(k.nest, "i", 4, "i_o", "i_i");
+  EXPECT_EQ(to_string(s),
+            "for (i_o, 0, ((n + 3) / 4)) {\n"
+            "  for (i_i, 0, 4) {\n"
+            "    if ((((i_o * 4) + i_i) < n)) {\n"
+            "      y[((i_o * 4) + i_i)] = (x[((i_o * 4) + i_i)] * 2.0f)\n"
+            "    }\n"
+            "  }\n"
+            "}\n");
+  for (int64_t n : {0, 1, 7, 8, 33}) {
+    Tensor in = random_tensor({n}, DType::F32, uint64_t(n));
+    EXPECT_TRUE(k.run(s, in).equal(k.run(k.nest, in))) << n;
+  }
+  // A constant extent the factor divides needs no guard.
+  Stmt c = For::make(var("i"), make_int(0), make_int(8), ForKind::Serial,
+                     Store::make(k.y, var("i"), Load::make(k.x, var("i"))));
+  EXPECT_EQ(
+      to_string(split(c, "i", 4, "a", "b")),
+      "for (a, 0, 2) {\n  for (b, 0, 4) {\n    y[((a * 4) + b)] = x[((a * 4) + b)]\n  }\n}\n");
+  EXPECT_THROW(split(k.nest, "nope", 4, "a", "b"), Error);
+  EXPECT_THROW(split(k.nest, "i", 0, "a", "b"), Error);
+}
+
+TEST(Schedule, ShiftInwardsRecomputesTheLastChunk) {
+  Scale k;
+  Stmt s = split(k.nest, "i", 4, "i_o", "i_i", TailStrategy::ShiftInwards);
+  EXPECT_EQ(to_string(s),
+            "for (i_o, 0, ((n + 3) / 4)) {\n"
+            "  for (i_i, 0, 4) {\n"
+            "    y[(min((i_o * 4), (n - 4)) + i_i)] = (x[(min((i_o * 4), (n - 4)) + i_i)] * 2.0f)\n"
+            "  }\n"
+            "}\n");
+  for (int64_t n : {4, 7, 33}) {
+    Tensor in = random_tensor({n}, DType::F32, uint64_t(n));
+    EXPECT_TRUE(k.run(s, in).equal(k.run(k.nest, in))) << n;
+  }
+}
+
+TEST(Schedule, VectorizeWithPredicatedTail) {
+  Scale k;
+  Stmt s = vectorize(split(k.nest, "i", 8, "i_o", "i_v", TailStrategy::Predicate), "i_v");
+  EXPECT_EQ(to_string(s),
+            "for (i_o, 0, ((n + 7) / 8)) {\n"
+            "  y[ramp((i_o * 8), 1, 8) if (ramp((i_o * 8), 1, 8) < x8(n))] = "
+            "(x[ramp((i_o * 8), 1, 8) if (ramp((i_o * 8), 1, 8) < x8(n))] * x8(2.0f))\n"
+            "}\n");
+  for (int64_t n : {0, 1, 7, 8, 33, 1023}) {
+    Tensor in = random_tensor({n}, DType::F32, uint64_t(n));
+    EXPECT_TRUE(k.run(s, in).equal(k.run(k.nest, in))) << n;
+  }
+  // A lane-dependent value stored to one place cannot be vectorized.
+  Stmt sum = For::make(
+      var("i"), make_int(0), make_int(8), ForKind::Serial,
+      Store::make(k.y, make_int(0), Load::make(k.y, make_int(0)) + Load::make(k.x, var("i"))));
+  EXPECT_THROW(vectorize(sum, "i"), Error);
+  EXPECT_THROW(vectorize(k.nest, "i"), Error);  // extent n is not constant
+}
+
+TEST(Schedule, ReorderUnrollParallelize) {
+  Buf x = make_buf("x", DType::F32), y = make_buf("y", DType::F32);
+  Stmt body = Store::make(y, var("i") * make_int(3) + var("j"),
+                          Load::make(x, var("j") * make_int(2) + var("i")));
+  Stmt nest = For::make(var("i"), make_int(0), make_int(2), ForKind::Serial,
+                        For::make(var("j"), make_int(0), make_int(3), ForKind::Serial, body));
+  Stmt r = reorder(nest, "i", "j");
+  EXPECT_EQ(
+      to_string(r),
+      "for (j, 0, 3) {\n  for (i, 0, 2) {\n    y[((i * 3) + j)] = x[((j * 2) + i)]\n  }\n}\n");
+  Stmt u = unroll(r, "i");
+  EXPECT_EQ(to_string(u),
+            "for (j, 0, 3) {\n  y[j] = x[(j * 2)]\n  y[(j + 3)] = x[((j * 2) + 1)]\n}\n");
+  Stmt p = parallelize(u, "j");
+  EXPECT_EQ(to_string(p),
+            "for (j, 0, 3) parallel {\n  y[j] = x[(j * 2)]\n  y[(j + 3)] = x[((j * 2) + 1)]\n}\n");
+  Tensor in = random_tensor({6}, DType::F32, 3);
+  auto run = [&](const Stmt& s) {
+    Tensor out = Tensor::zeros({6}, DType::F32);
+    eval_stmt(s, {{x, in}, {y, out}});
+    return out;
+  };
+  EXPECT_TRUE(run(p).equal(run(nest)));
+  EXPECT_THROW(reorder(nest, "j", "i"), Error);
+  EXPECT_THROW(unroll(For::make(var("k"), make_int(0), var("n"), ForKind::Serial, body), "k"),
+               Error);
+}
+
+// Lowers a one-node graph, schedules it by default and checks both agree.
+void check_default_schedule(const std::string& op, std::vector<test::In> ins,
+                            const ir::Attrs& attrs, int width) {
+  test::Built b = test::build(op, ins, attrs);
+  std::vector<KernelPlan> plans;
+  std::vector<Kernel> ks = lower_graph(*b.g, {}, &plans);
+  std::vector<Kernel> scheduled;
+  for (size_t i = 0; i < ks.size(); ++i) {
+    ScheduleTarget t;
+    t.vector_width = width;
+    scheduled.push_back(default_schedule(ks[i], plans[i].category, t));
+  }
+  std::vector<Tensor> want = test::run_kernels(*b.g, ks, plans, b.feed);
+  std::vector<Tensor> got = test::run_kernels(*b.g, scheduled, plans, b.feed);
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_TRUE(tensors_close(got[i], want[i], 0, 0)) << op << "\n" << to_string(scheduled[0]);
+  }
+}
+
+TEST(Schedule, DefaultScheduleKeepsValues) {
+  for (int width : {8, 4, 1}) {
+    check_default_schedule(
+        "add", {random_tensor({33, 31}, DType::F32, 1), random_tensor({31}, DType::F32, 2)}, {},
+        width);
+    check_default_schedule("exp", {random_tensor({1023}, DType::F16, 1)}, {}, width);
+    check_default_schedule(
+        "where",
+        {random_tensor({7}, DType::Bool, 1), random_tensor({3, 7}, DType::I32, 2),
+         random_tensor({7}, DType::I32, 3)},
+        {}, width);
+    check_default_schedule("transpose", {random_tensor({5, 9}, DType::I64, 1)},
+                           {{"dim0", int64_t{0}}, {"dim1", int64_t{1}}}, width);
+    check_default_schedule("sum", {random_tensor({9, 5}, DType::F32, 1)},
+                           {{"dim", std::vector<int64_t>{1}}}, width);
+    check_default_schedule(
+        "matmul", {random_tensor({3, 4}, DType::F32, 1), random_tensor({4, 5}, DType::F32, 2)}, {},
+        width);
+    check_default_schedule(
+        "cat", {random_tensor({2, 3}, DType::F32, 1), random_tensor({2, 5}, DType::F32, 2)},
+        {{"dim", int64_t{1}}}, width);
+  }
+}
+
+TEST(Schedule, DefaultScheduleOfAnElementwiseKernel) {
+  auto g = std::make_unique<ir::Graph>("ew");
+  ir::Value* x = g->add_input("x", ir::Type::tensor(DType::F32, {ir::Dim::sym("N")}));
+  g->set_outputs({g->apply1("relu", {x})});
+  LowerOptions packed;
+  packed.strided_inputs = false;
+  std::vector<KernelPlan> plans;
+  std::vector<Kernel> ks = lower_graph(*g, packed, &plans);
+  Kernel s = default_schedule(ks[0], plans[0].category);
+  EXPECT_EQ(to_string(s),
+            "kernel ew_0_relu(x: f32*, v0: f32*, N: i64) {\n"
+            "  for (i0_o, 0, ((N + 7) / 8)) parallel {\n"
+            "    v0[ramp((i0_o * 8), 1, 8) if (ramp((i0_o * 8), 1, 8) < x8(N))] = "
+            "max(x[ramp((i0_o * 8), 1, 8) if (ramp((i0_o * 8), 1, 8) < x8(N))], x8(0.0f))\n"
+            "  }\n"
+            "}\n");
+  for (int64_t n : {0, 5, 17}) {
+    std::vector<Tensor> in{random_tensor({n}, DType::F32, uint64_t(n))};
+    EXPECT_TRUE(
+        tensors_close(test::run_kernels(*g, {s}, plans, in)[0], ir::interpret(*g, in)[0], 0, 0));
+  }
+}
+
+}  // namespace
+}  // namespace kiln::passes

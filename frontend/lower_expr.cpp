@@ -1,0 +1,464 @@
+// Lowering of expressions: literals, names, attributes, Python operators on
+// tensors (-> registry ops) and on compile-time scalars (evaluated here with
+// Python's semantics), comparisons, `and`/`or`/`not`, conditional expressions.
+#include <cmath>
+
+#include "frontend/lower.h"
+
+namespace kiln::frontend {
+
+DType default_float() {
+  return DType::F32;
+}
+
+namespace {
+
+bool is_intlike(const Val& v) {
+  return v.kind == Val::Kind::Int || v.kind == Val::Kind::Bool;
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+int64_t py_mod(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+const char* tensor_op_for(const std::string& op) {
+  if (op == "+") return "add";
+  if (op == "-") return "sub";
+  if (op == "*") return "mul";
+  if (op == "/") return "div";
+  if (op == "//") return "div";
+  if (op == "%") return "remainder";
+  if (op == "**") return "pow";
+  if (op == "@") return "matmul";
+  if (op == "==") return "eq";
+  if (op == "!=") return "ne";
+  if (op == "<") return "lt";
+  if (op == "<=") return "le";
+  if (op == ">") return "gt";
+  if (op == ">=") return "ge";
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<DType> torch_dtype(const std::string& name) {
+  static const std::pair<const char*, DType> table[] = {
+      {"float32", DType::F32},   {"float", DType::F32},   {"float64", DType::F64},
+      {"double", DType::F64},    {"float16", DType::F16}, {"half", DType::F16},
+      {"bfloat16", DType::BF16}, {"int8", DType::I8},     {"uint8", DType::U8},
+      {"int16", DType::I16},     {"short", DType::I16},   {"int32", DType::I32},
+      {"int", DType::I32},       {"int64", DType::I64},   {"long", DType::I64},
+      {"bool", DType::Bool}};
+  for (const auto& [n, d] : table) {
+    if (name == n) return d;
+  }
+  return std::nullopt;
+}
+
+Val scalar_binary(Lowerer& L, const std::string& op, const Val& a, const Val& b, const Span& at) {
+  // Sequences: concatenation and repetition, as in Python.
+  if (a.is_seq() && b.is_seq() && op == "+") {
+    Val r = a;
+    r.items.insert(r.items.end(), b.items.begin(), b.items.end());
+    return r;
+  }
+  if (a.is_seq() && is_intlike(b) && op == "*") {
+    Val r = a;
+    r.items.clear();
+    for (int64_t k = 0; k < b.i; ++k) r.items.insert(r.items.end(), a.items.begin(), a.items.end());
+    return r;
+  }
+  if (a.kind == Val::Kind::Str && b.kind == Val::Kind::Str && op == "+") return Val::str(a.s + b.s);
+  if (a.kind == Val::Kind::SymDim || b.kind == Val::Kind::SymDim) {
+    const std::string& sym = a.kind == Val::Kind::SymDim ? a.s : b.s;
+    L.fail(at, "arithmetic on the symbolic size '" + sym +
+                   "' is not supported yet (its value is only known at run time)");
+  }
+  if (!a.is_number() || !b.is_number()) {
+    L.fail(at, "unsupported operand types for " + op + ": '" + kind_name(a) + "' and '" +
+                   kind_name(b) + "'");
+  }
+  bool ints = is_intlike(a) && is_intlike(b);
+  bool bools = a.kind == Val::Kind::Bool && b.kind == Val::Kind::Bool;
+  if (op == "&" || op == "|" || op == "^" || op == "<<" || op == ">>") {
+    if (!ints)
+      L.fail(at, "unsupported operand types for " + op + ": '" + kind_name(a) + "' and '" +
+                     kind_name(b) + "'");
+    int64_t r = op == "&"    ? (a.i & b.i)
+                : op == "|"  ? (a.i | b.i)
+                : op == "^"  ? (a.i ^ b.i)
+                : op == "<<" ? (a.i << b.i)
+                             : (a.i >> b.i);
+    return bools && op != "<<" && op != ">>" ? Val::bool_(r != 0) : Val::int_(r);
+  }
+  if (ints) {
+    int64_t x = a.i, y = b.i;
+    if (op == "+") return Val::int_(x + y);
+    if (op == "-") return Val::int_(x - y);
+    if (op == "*") return Val::int_(x * y);
+    if (op == "/" || op == "//" || op == "%") {
+      if (y == 0) L.fail(at, "division by zero");
+      if (op == "/") return Val::float_(double(x) / double(y));
+      return Val::int_(op == "//" ? floor_div(x, y) : py_mod(x, y));
+    }
+    if (op == "**") {
+      if (y < 0) return Val::float_(std::pow(double(x), double(y)));
+      int64_t r = 1;
+      for (int64_t k = 0; k < y; ++k) r *= x;
+      return Val::int_(r);
+    }
+  } else {
+    double x = a.num(), y = b.num();
+    if (op == "+") return Val::float_(x + y);
+    if (op == "-") return Val::float_(x - y);
+    if (op == "*") return Val::float_(x * y);
+    if (op == "/" || op == "//" || op == "%") {
+      if (y == 0) L.fail(at, "float division by zero");
+      if (op == "/") return Val::float_(x / y);
+      if (op == "//") return Val::float_(std::floor(x / y));
+      double r = std::fmod(x, y);
+      if (r != 0 && ((r < 0) != (y < 0))) r += y;
+      return Val::float_(r);
+    }
+    if (op == "**") return Val::float_(std::pow(x, y));
+  }
+  L.fail(at, "operator '" + op + "' is not supported on numbers");
+}
+
+Val Lowerer::binary(const std::string& op, const Val& a, const Val& b, const Span& at) {
+  if (a.kind == Val::Kind::Poison || b.kind == Val::Kind::Poison) throw Abort{};
+  if (!a.is_tensor() && !b.is_tensor()) return scalar_binary(*this, op, a, b, at);
+  for (const Val* v : {&a, &b}) {
+    if (!v->is_tensor() && !v->is_number()) {
+      if (v->kind == Val::Kind::SymDim) constant(*v, at);  // reports the symbolic size
+      fail(at, "unsupported operand types for " + op + ": '" + kind_name(a) + "' and '" +
+                   kind_name(b) + "'");
+    }
+  }
+  ir::Value* x = operand(a, at);
+  ir::Value* y = operand(b, at);
+  if (op == "&" || op == "|" || op == "^") {
+    // Bool operands are logical ops; integers are bitwise (PyTorch spells both
+    // as & | ^ and dispatches on dtype).
+    bool all_bool = x->type().dtype() == DType::Bool && y->type().dtype() == DType::Bool;
+    std::string name = op == "&" ? "and" : op == "|" ? "or" : "xor";
+    return fresh(apply1((all_bool ? "logical_" : "bitwise_") + name, {x, y}, {}, at));
+  }
+  const char* name = tensor_op_for(op);
+  if (!name) fail(at, "operator '" + op + "' is not supported on tensors yet");
+  ir::Attrs attrs;
+  if (op == "//") attrs.set("rounding_mode", std::string("floor"));
+  return fresh(apply1(name, {x, y}, attrs, at));
+}
+
+Val Lowerer::compare(const std::string& op, const Val& a, const Val& b, const Span& at) {
+  if (a.is_tensor() || b.is_tensor()) {
+    if (op == "is" || op == "is not" || op == "in" || op == "not in") {
+      fail(at, "'" + op + "' on a tensor is not supported");
+    }
+    return binary(op, a, b, at);
+  }
+  if (op == "is" || op == "is not") {
+    bool same = a.kind == b.kind && (a.kind != Val::Kind::None ? a.i == b.i : true);
+    if (a.kind != Val::Kind::None && b.kind != Val::Kind::None) {
+      fail(at, "'" + op + "' is only supported with None");
+    }
+    return Val::bool_(op == "is" ? same : !same);
+  }
+  if (op == "in" || op == "not in") {
+    if (!b.is_seq()) fail(at, "'in' needs a tuple or list on the right, got " + kind_name(b));
+    bool found = false;
+    for (const Val& item : b.items) {
+      Val eq = compare("==", a, item, at);
+      found = found || eq.i;
+    }
+    return Val::bool_(op == "in" ? found : !found);
+  }
+  if (a.kind == Val::Kind::Str && b.kind == Val::Kind::Str) {
+    int c = a.s.compare(b.s);
+    bool r = op == "=="   ? c == 0
+             : op == "!=" ? c != 0
+             : op == "<"  ? c < 0
+             : op == "<=" ? c <= 0
+             : op == ">"  ? c > 0
+                          : c >= 0;
+    return Val::bool_(r);
+  }
+  if (a.kind == Val::Kind::DType && b.kind == Val::Kind::DType && (op == "==" || op == "!=")) {
+    return Val::bool_((a.dtype == b.dtype) == (op == "=="));
+  }
+  if (a.kind == Val::Kind::None || b.kind == Val::Kind::None) {
+    if (op == "==" || op == "!=") return Val::bool_((a.kind == b.kind) == (op == "=="));
+  }
+  if (a.is_seq() && b.is_seq() && (op == "==" || op == "!=")) {
+    bool eq = a.items.size() == b.items.size();
+    for (size_t k = 0; eq && k < a.items.size(); ++k)
+      eq = compare("==", a.items[k], b.items[k], at).i;
+    return Val::bool_(eq == (op == "=="));
+  }
+  if (!a.is_number() || !b.is_number()) {
+    if (a.kind == Val::Kind::SymDim || b.kind == Val::Kind::SymDim) {
+      fail(at, "comparing the symbolic size '" + (a.kind == Val::Kind::SymDim ? a.s : b.s) +
+                   "' is not supported yet (its value is only known at run time)");
+    }
+    fail(at, "cannot compare '" + kind_name(a) + "' and '" + kind_name(b) + "' with " + op);
+  }
+  double x = a.num(), y = b.num();
+  if (is_intlike(a) && is_intlike(b)) {
+    int64_t p = a.i, q = b.i;
+    bool r = op == "=="   ? p == q
+             : op == "!=" ? p != q
+             : op == "<"  ? p < q
+             : op == "<=" ? p <= q
+             : op == ">"  ? p > q
+                          : p >= q;
+    return Val::bool_(r);
+  }
+  bool r = op == "=="   ? x == y
+           : op == "!=" ? x != y
+           : op == "<"  ? x < y
+           : op == "<=" ? x <= y
+           : op == ">"  ? x > y
+                        : x >= y;
+  return Val::bool_(r);
+}
+
+Val Lowerer::unary(const std::string& op, const Val& a, const Span& at) {
+  if (a.kind == Val::Kind::Poison) throw Abort{};
+  if (op == "not") {
+    if (a.is_tensor()) {
+      fail(at,
+           "'not' on a tensor depends on its data and is not supported; use "
+           "torch.logical_not or '~'");
+    }
+    return Val::bool_(!truth(a, at));
+  }
+  if (a.is_tensor()) {
+    if (op == "+") return a;
+    if (op == "-") return fresh(apply1("neg", {a.value}, {}, at));
+    if (op == "~") {
+      bool b = a.type().dtype() == DType::Bool;
+      return fresh(apply1(b ? "logical_not" : "bitwise_not", {a.value}, {}, at));
+    }
+  }
+  if (a.kind == Val::Kind::Int || a.kind == Val::Kind::Bool) {
+    if (op == "-") return Val::int_(-a.i);
+    if (op == "+") return Val::int_(a.i);
+    if (op == "~") return Val::int_(~a.i);
+  }
+  if (a.kind == Val::Kind::Float) {
+    if (op == "-") return Val::float_(-a.f);
+    if (op == "+") return a;
+  }
+  fail(at, "bad operand type for unary " + op + ": '" + kind_name(a) + "'");
+}
+
+bool Lowerer::truth(const Val& v, const Span& at) {
+  switch (v.kind) {
+    case Val::Kind::Poison:
+      throw Abort{};
+    case Val::Kind::Tensor:
+      fail(at, "data-dependent control flow on a tensor value is not supported yet",
+           "the condition is only known at run time; use torch.where to select values");
+    case Val::Kind::SymDim:
+      fail(at, "a condition on the symbolic size '" + v.s + "' is not supported yet");
+    case Val::Kind::None:
+      return false;
+    case Val::Kind::Int:
+    case Val::Kind::Bool:
+      return v.i != 0;
+    case Val::Kind::Float:
+      return v.f != 0;
+    case Val::Kind::Str:
+      return !v.s.empty();
+    case Val::Kind::Tuple:
+    case Val::Kind::List:
+      return !v.items.empty();
+    default:
+      return true;
+  }
+}
+
+Val Lowerer::eval(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::Name:
+      return lookup(e.name, e.span);
+    case ExprKind::Int:
+      return Val::int_(e.ival);
+    case ExprKind::Float:
+      return Val::float_(e.fval);
+    case ExprKind::Str:
+      return Val::str(e.name);
+    case ExprKind::Bool:
+      return Val::bool_(e.ival != 0);
+    case ExprKind::None:
+      return Val::none();
+    case ExprKind::Ellipsis:
+      fail(e.span, "'...' is only supported inside an index");
+    case ExprKind::Tuple:
+    case ExprKind::List: {
+      std::vector<Val> items;
+      for (const ExprPtr& item : e.items) {
+        if (item->kind == ExprKind::Starred) {
+          Val inner = eval(*item->items[0]);
+          if (!inner.is_seq()) fail(item->span, "can only unpack a tuple or list with '*'");
+          items.insert(items.end(), inner.items.begin(), inner.items.end());
+        } else {
+          items.push_back(eval(*item));
+        }
+      }
+      return Val::tuple(std::move(items),
+                        e.kind == ExprKind::Tuple ? Val::Kind::Tuple : Val::Kind::List);
+    }
+    case ExprKind::Attribute:
+      return attribute(eval(*e.items[0]), e.name, e);
+    case ExprKind::Call:
+      return call(e);
+    case ExprKind::Subscript:
+      return subscript(eval(*e.items[0]), *e.items[1], e.span);
+    case ExprKind::BinOp: {
+      Val a = eval(*e.items[0]);
+      Val b = eval(*e.items[1]);
+      Span at = e.span;
+      // Carets go under the operator, tildes span the whole expression.
+      if (e.op_span.line == e.span.line) {
+        at = {e.span.line, e.op_span.col, e.span.end_line, e.span.end_col, e.span.col};
+      }
+      return binary(e.op, a, b, at);
+    }
+    case ExprKind::UnaryOp:
+      return unary(e.op, eval(*e.items[0]), e.span);
+    case ExprKind::Compare: {
+      Val left = eval(*e.items[0]);
+      if (e.ops.size() == 1) return compare(e.ops[0], left, eval(*e.items[1]), e.span);
+      for (size_t k = 0; k < e.ops.size(); ++k) {
+        Val right = eval(*e.items[k + 1]);
+        Val r = compare(e.ops[k], left, right, e.span);
+        if (r.is_tensor()) {
+          fail(e.span, "chained comparisons on tensors are not supported; combine them with '&'");
+        }
+        if (!r.i) return Val::bool_(false);
+        left = right;
+      }
+      return Val::bool_(true);
+    }
+    case ExprKind::BoolOp: {
+      // Python's short circuit: the value of the first operand that decides.
+      Val v;
+      for (const ExprPtr& item : e.items) {
+        v = eval(*item);
+        if (v.is_tensor()) {
+          fail(item->span, "'" + e.op +
+                               "' on a tensor depends on its data and is not "
+                               "supported; use '" +
+                               (e.op == "and" ? "&" : "|") + "' for elementwise logic");
+        }
+        bool t = truth(v, item->span);
+        if (e.op == "and" ? !t : t) return v;
+      }
+      return v;
+    }
+    case ExprKind::IfExp: {
+      Val c = eval(*e.items[1]);
+      return truth(c, e.items[1]->span) ? eval(*e.items[0]) : eval(*e.items[2]);
+    }
+    case ExprKind::Slice:
+      fail(e.span, "a slice is only allowed inside an index");
+    case ExprKind::Starred:
+      fail(e.span, "'*' is only allowed in calls and tuple displays");
+    case ExprKind::Dict:
+      fail(e.span, "dict literals are not supported yet");
+    case ExprKind::Unsupported:
+      fail(e.span, e.name + " are not supported yet");
+  }
+  fail(e.span, "unsupported expression");
+}
+
+Val Lowerer::attribute(const Val& base, const std::string& name, const Expr& e) {
+  const Span& at = e.op_span.line ? e.op_span : e.span;
+  switch (base.kind) {
+    case Val::Kind::Poison:
+      throw Abort{};
+    case Val::Kind::Module: {
+      std::string path = base.s;
+      if (path == "torch" && name == "nn") return Val::named(Val::Kind::Module, "torch.nn");
+      if (path == "torch.nn" && name == "functional") return Val::named(Val::Kind::Module, "F");
+      if (path == "torch" && name == "jit") return Val::named(Val::Kind::Module, "torch.jit");
+      if (path == "torch" && name == "Tensor") return Val::named(Val::Kind::Type, "Tensor");
+      if (path == "math") {
+        if (name == "pi") return Val::float_(M_PI);
+        if (name == "e") return Val::float_(M_E);
+        if (name == "inf") return Val::float_(INFINITY);
+        if (name == "nan") return Val::float_(NAN);
+      }
+      if (path == "torch") {
+        if (name == "inf") return Val::float_(INFINITY);
+        if (name == "nan") return Val::float_(NAN);
+        if (name == "pi") return Val::float_(M_PI);
+        if (std::optional<DType> d = torch_dtype(name)) return Val::dtype_(*d);
+      }
+      unsigned sp = path == "torch" ? kTorch : path == "F" ? kF : path == "math" ? kMath : 0u;
+      if (sp && find_op(sp, name)) return Val::named(Val::Kind::Builtin, path + "." + name);
+      std::string shown = path == "F" ? "torch.nn.functional" : path;
+      std::string near = sp ? nearest_name(name, op_names(sp)) : "";
+      fail(at, "'" + shown + "' has no function '" + name + "'" +
+                   (near.empty() ? std::string(" that Kiln supports")
+                                 : "; did you mean '" + near + "'?"));
+    }
+    case Val::Kind::Tensor: {
+      ir::Value* t = base.value;
+      if (name == "shape") {
+        std::vector<Val> dims;
+        for (int64_t d = 0; d < t->type().rank(); ++d) dims.push_back(size_val(t, d));
+        return Val::tuple(std::move(dims));
+      }
+      if (name == "dtype") return Val::dtype_(t->type().dtype());
+      if (name == "ndim") return Val::int_(t->type().rank());
+      if (name == "T" || name == "mT") {
+        int64_t r = t->type().rank();
+        if (name == "mT") {
+          if (r < 2)
+            fail(at, "tensor.mT needs a tensor of rank >= 2, got rank " + std::to_string(r));
+          return view_of(
+              apply1("transpose", {t}, {{"dim0", int64_t(-2)}, {"dim1", int64_t(-1)}}, at), base);
+        }
+        std::vector<int64_t> dims;
+        for (int64_t d = r - 1; d >= 0; --d) dims.push_back(d);
+        return view_of(apply1("permute", {t}, {{"dims", dims}}, at), base);
+      }
+      if (name == "device" || name == "requires_grad" || name == "grad" || name == "data") {
+        fail(at, "tensor attribute '" + name + "' is not supported yet");
+      }
+      if (find_op(kMethod, name) || (name.size() > 1 && name.back() == '_' &&
+                                     find_op(kMethod, name.substr(0, name.size() - 1)))) {
+        Val m = Val::named(Val::Kind::Method, name);
+        m.items.push_back(base);
+        m.receiver = e.items[0].get();
+        return m;
+      }
+      std::string near = nearest_name(name, op_names(kMethod));
+      fail(at, "tensor has no method or attribute '" + name + "'" +
+                   (near.empty() ? std::string(" that Kiln supports")
+                                 : "; did you mean '" + near + "'?"));
+    }
+    case Val::Kind::Tuple:
+      // torch.max(x, 1).values / .indices (a named tuple in PyTorch)
+      if (base.items.size() == 2 && (name == "values" || name == "indices")) {
+        return base.items[name == "values" ? 0 : 1];
+      }
+      break;
+    default:
+      break;
+  }
+  fail(at, "'" + kind_name(base) + "' has no attribute '" + name + "'");
+}
+
+}  // namespace kiln::frontend

@@ -1,0 +1,84 @@
+// The loop-IR -> LLVM IR emitter: one Emitter per module. Expressions are in
+// emit_expr.cpp, statements (loops, parallel outlining, allocation) in
+// emit_stmt.cpp. Assumes the IR passed loop::*::make() validation; anything
+// else it cannot emit is a kiln::InternalError naming the node.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "codegen/llvm/llvm_internal.h"
+
+namespace kiln::codegen::llvm_cpu {
+
+class Emitter {
+ public:
+  Emitter(llvm::Module& module, bool fast_math);
+  void emit_kernel(const loop::Kernel& kernel);
+
+ private:
+  // Per-function state, saved and restored around an outlined parallel body.
+  struct FunctionState {
+    llvm::Function* function = nullptr;
+    llvm::BasicBlock* entry = nullptr;  // allocas go here
+    std::map<std::string, llvm::Value*> vars;
+    std::map<const loop::BufferNode*, llvm::Value*> bufs;
+  };
+
+  // --- expressions (emit_expr.cpp)
+  llvm::Value* emit(const loop::Expr& e);
+  llvm::Value* emit_cast(llvm::Value* v, loop::VType from, loop::VType to);
+  llvm::Value* emit_binary(const loop::Binary* op);
+  llvm::Value* emit_int_divmod(loop::BinOp op, llvm::Value* a, llvm::Value* b, DType t,
+                               const loop::Expr& divisor);
+  llvm::Value* emit_compare(const loop::Compare* op);
+  llvm::Value* emit_load(const loop::Load* op);
+  llvm::Value* emit_ramp(const loop::Ramp* op);
+  llvm::Value* emit_call(const loop::Call* op);
+  // Pointer to element `index` (scalar) or a vector of pointers (vector index).
+  llvm::Value* element_ptr(const loop::Buf& buf, llvm::Value* index);
+  llvm::Value* buffer(const loop::Buf& buf);
+  llvm::Value* lookup_var(const std::string& name);
+  llvm::Value* to_memory(llvm::Value* v, DType t);    // bool i1 -> i8
+  llvm::Value* from_memory(llvm::Value* v, DType t);  // bool i8 -> i1
+  // A Ramp index with constant stride 1: its scalar base, else nullptr.
+  const loop::Expr* dense_base(const loop::Expr& index);
+  llvm::Value* all_true(int lanes);
+
+  // --- statements (emit_stmt.cpp)
+  void emit(const loop::Stmt& s);
+  void emit_for(const loop::For* op);
+  void emit_serial_loop(const std::string& var, llvm::Value* min, llvm::Value* extent,
+                        const loop::Stmt& body, bool vectorize_hint);
+  void emit_parallel(const loop::For* op);
+  void emit_store(const loop::Store* op);
+  void emit_allocate(const loop::Allocate* op);
+  void emit_if(const loop::IfThenElse* op);
+  void emit_extern_call(const loop::ExternCall* op);
+  llvm::AllocaInst* entry_alloca(llvm::Type* type, llvm::Value* count, const std::string& name);
+  // Binds `name` to `value` while `fn` runs.
+  template <typename Fn>
+  void with_var(const std::string& name, llvm::Value* value, Fn&& fn) {
+    auto it = state_.vars.find(name);
+    llvm::Value* saved = it == state_.vars.end() ? nullptr : it->second;
+    state_.vars[name] = value;
+    fn();
+    if (saved) {
+      state_.vars[name] = saved;
+    } else {
+      state_.vars.erase(name);
+    }
+  }
+  llvm::Function* declare_c_function(const std::string& name, llvm::Type* ret,
+                                     std::vector<llvm::Type*> params);
+
+  llvm::Module& module_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  FunctionState state_;
+  int outlined_count_ = 0;
+  std::string kernel_name_;
+};
+
+}  // namespace kiln::codegen::llvm_cpu

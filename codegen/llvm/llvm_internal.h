@@ -1,0 +1,51 @@
+// Internals of the LLVM CPU backend shared between its files: the loop-IR ->
+// LLVM IR emitter entry point, the vector-math emitters and the float
+// conversion helpers both use. Assumes LLVM 19 with opaque pointers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "ir/loop/loop_ir.h"
+
+namespace kiln::codegen::llvm_cpu {
+
+// LLVM type of one element of `t` in registers (bool is i1) and in memory
+// (bool is i8).
+llvm::Type* scalar_type(llvm::LLVMContext& ctx, DType t);
+llvm::Type* memory_type(llvm::LLVMContext& ctx, DType t);
+// `scalar_type` widened to `lanes` (a fixed vector when lanes > 1).
+llvm::Type* value_type(llvm::LLVMContext& ctx, loop::VType t);
+
+// Converts floating `v` of dtype `from` to floating `to` (same lane count).
+// bf16 <-> f32 are emitted as bit manipulation (round to nearest even, NaN kept)
+// so no compiler-rt helper is needed; f64 -> bf16 calls the runtime helper
+// kiln_jit_f64_to_bf16 per lane to round once.
+llvm::Value* convert_float(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DType to);
+
+// Emits lane-wise intrinsic `name` (see loop::Call) with result type `type`.
+// Arguments are already broadcast to the result's lane count.
+llvm::Value* emit_math_call(llvm::IRBuilder<>& b, const std::string& name,
+                            const std::vector<llvm::Value*>& args,
+                            const std::vector<DType>& arg_dtypes, loop::VType type);
+
+// Emits every kernel of `kernels` into `module` as
+//   void kernel.<name>(void* const* buffers, const int64_t* scalars)
+// (external linkage, nounwind). Throws kiln::InternalError on malformed IR.
+void emit_kernels(llvm::Module& module, const std::vector<loop::Kernel>& kernels, bool fast_math);
+
+// The symbol of kernel `name` in the module. The prefix keeps kernels apart
+// from the C functions JIT code calls (a kernel may well be called "fmod").
+inline std::string kernel_symbol(const std::string& name) {
+  return "kernel." + name;
+}
+
+// Names of the C helpers JIT code may call; the backend registers their
+// addresses with the JIT (see llvm_backend.cpp).
+inline constexpr const char* kParallelForSymbol = "kiln_parallel_for";
+inline constexpr const char* kF64ToBf16Symbol = "kiln_jit_f64_to_bf16";
+
+}  // namespace kiln::codegen::llvm_cpu

@@ -1,0 +1,325 @@
+// Lane-wise intrinsics for loop::Call, emitted as straight-line LLVM IR that
+// works for any lane count: polynomial approximations with explicit range
+// reduction and edge-case selects (no libm calls in the f32 paths, so a vector
+// of 8 floats stays 8-wide). Accuracy and the choices behind each function are
+// in docs/vector-math.md; tests/unit/vector_math_test.cpp measures them.
+//
+//   f32: exp, log, expm1, log1p, tanh, sigmoid evaluated in f32;
+//        sin, cos, erf, pow evaluated in f64 (exact argument squares and
+//        reductions) and rounded once to f32.
+//   f64: exp, log, expm1, log1p, tanh, sigmoid by the same generic code with
+//        more terms; sin, cos, erf, pow call libm per lane.
+//   f16/bf16: computed in f32 and rounded once.
+#include <cmath>
+
+#include <llvm/IR/Intrinsics.h>
+
+#include "codegen/llvm/llvm_internal.h"
+#include "kiln/error.h"
+
+namespace kiln::codegen::llvm_cpu {
+
+namespace {
+
+using llvm::Value;
+
+// Coefficients of erfc(x) * exp(x^2) on x in [1, 4] as a polynomial in
+// t = (x - 2.5) / 1.5, highest degree first (Chebyshev fit, |error| < 1e-11).
+constexpr double kErfcxCoeffs[] = {
+    -6.184192740863965e-07,  1.8114671111512803e-06,  -2.7389805740071756e-06,
+    7.47894394151575e-06,    -2.3968659422623702e-05, 6.366496415861069e-05,
+    -0.00016183966947411757, 0.00040856418717135154,  -0.0010058758334247247,
+    0.002403782069922871,    -0.005570700586254282,   0.012489356941208767,
+    -0.027005296932016098,   0.05611049425502124,     -0.11152102018260106,
+    0.21080636405480982};
+
+class MathEmitter {
+ public:
+  MathEmitter(llvm::IRBuilder<>& b, DType dt, int lanes) : b_(b), f64_(dt == DType::F64) {
+    llvm::Type* f = f64_ ? b.getDoubleTy() : b.getFloatTy();
+    llvm::Type* i = f64_ ? b.getInt64Ty() : b.getInt32Ty();
+    fty_ = lanes > 1 ? llvm::FixedVectorType::get(f, lanes) : f;
+    ity_ = lanes > 1 ? llvm::FixedVectorType::get(i, lanes) : i;
+    mant_ = f64_ ? 52 : 23;
+    bias_ = f64_ ? 1023 : 127;
+  }
+
+  Value* c(double v) { return llvm::ConstantFP::get(fty_, v); }
+  Value* ci(int64_t v) { return llvm::ConstantInt::get(ity_, static_cast<uint64_t>(v), true); }
+  Value* add(Value* a, Value* b) { return b_.CreateFAdd(a, b); }
+  Value* sub(Value* a, Value* b) { return b_.CreateFSub(a, b); }
+  Value* mul(Value* a, Value* b) { return b_.CreateFMul(a, b); }
+  Value* div(Value* a, Value* b) { return b_.CreateFDiv(a, b); }
+  Value* sel(Value* c, Value* a, Value* b) { return b_.CreateSelect(c, a, b); }
+  Value* un(llvm::Intrinsic::ID id, Value* x) { return b_.CreateUnaryIntrinsic(id, x); }
+  Value* fmla(Value* a, Value* b, Value* c) {
+    return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {fty_}, {a, b, c});
+  }
+  Value* isnan(Value* x) { return b_.CreateFCmpUNO(x, x); }
+  Value* copysign(Value* mag, Value* sign) {
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, mag, sign);
+  }
+  // Horner's rule, coefficients highest degree first.
+  template <typename Range>
+  Value* horner(Value* x, const Range& coeffs) {
+    Value* r = nullptr;
+    for (double k : coeffs) r = r ? fmla(r, x, c(k)) : c(k);
+    return r;
+  }
+  // 1/n! for n = hi..lo.
+  std::vector<double> inverse_factorials(int hi, int lo) {
+    std::vector<double> v;
+    for (int n = hi; n >= lo; --n) v.push_back(1.0 / std::tgamma(n + 1.0));
+    return v;
+  }
+  // 2^k for integer k (ity) in the normal exponent range.
+  Value* pow2(Value* k) {
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(k, ci(bias_)), ci(mant_)), fty_);
+  }
+
+  Value* exp(Value* x) {
+    double ln2_hi = f64_ ? 6.93147180369123816490e-01 : 0.693359375;
+    double ln2_lo = f64_ ? 1.90821492927058770002e-10 : -2.12194440e-4;
+    // Clamp so 2^n stays representable in two factors; beyond it the result is
+    // inf or 0 anyway.
+    Value* xc = b_.CreateBinaryIntrinsic(
+        llvm::Intrinsic::minnum,
+        b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, c(f64_ ? -746.0 : -104.0)),
+        c(f64_ ? 710.0 : 89.0));
+    Value* n = un(llvm::Intrinsic::roundeven, mul(xc, c(1.4426950408889634)));
+    Value* r = sub(sub(xc, mul(n, c(ln2_hi))), mul(n, c(ln2_lo)));
+    Value* p = horner(r, inverse_factorials(f64_ ? 13 : 7, 0));
+    Value* ni = b_.CreateFPToSI(n, ity_);
+    Value* n1 = b_.CreateAShr(ni, ci(1));
+    Value* n2 = b_.CreateSub(ni, n1);
+    Value* result = mul(mul(p, pow2(n1)), pow2(n2));
+    return sel(isnan(x), x, result);
+  }
+
+  Value* log(Value* x) {
+    double min_normal = f64_ ? 2.2250738585072014e-308 : 1.17549435e-38;
+    Value* tiny = b_.CreateFCmpOLT(x, c(min_normal));
+    Value* xs = sel(tiny, mul(x, c(std::ldexp(1.0, mant_))), x);
+    Value* eadj = sel(tiny, c(-mant_), c(0));
+    Value* bits = b_.CreateBitCast(xs, ity_);
+    Value* e = b_.CreateSub(b_.CreateLShr(bits, ci(mant_)), ci(bias_));
+    Value* mbits =
+        b_.CreateOr(b_.CreateAnd(bits, ci((int64_t(1) << mant_) - 1)), ci(int64_t(bias_) << mant_));
+    Value* m = b_.CreateBitCast(mbits, fty_);  // [1, 2)
+    Value* big = b_.CreateFCmpOGT(m, c(M_SQRT2));
+    m = sel(big, mul(m, c(0.5)), m);  // [sqrt(1/2), sqrt(2)]
+    e = b_.CreateAdd(e, b_.CreateZExt(big, ity_));
+    Value* ef = add(b_.CreateSIToFP(e, fty_), eadj);
+    // log(m) = 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.1716.
+    Value* f = sub(m, c(1));
+    Value* s = div(f, add(f, c(2)));
+    Value* z = mul(s, s);
+    std::vector<double> coeffs;
+    for (int k = f64_ ? 11 : 5; k >= 0; --k) coeffs.push_back(2.0 / (2 * k + 1));
+    Value* logm = mul(s, horner(z, coeffs));
+    double ln2_hi = f64_ ? 6.93147180369123816490e-01 : 0.693359375;
+    double ln2_lo = f64_ ? 1.90821492927058770002e-10 : -2.12194440e-4;
+    Value* r = add(mul(ef, c(ln2_hi)), add(logm, mul(ef, c(ln2_lo))));
+    r = sel(b_.CreateFCmpOEQ(x, c(INFINITY)), x, r);
+    r = sel(b_.CreateFCmpOLT(x, c(0)), c(NAN), r);
+    r = sel(b_.CreateFCmpOEQ(x, c(0)), c(-INFINITY), r);
+    return sel(isnan(x), x, r);
+  }
+
+  Value* expm1(Value* x) {
+    // Taylor near 0 keeps relative accuracy; elsewhere exp(x) - 1 has no cancellation.
+    Value* p = horner(x, inverse_factorials(f64_ ? 17 : 9, 2));
+    Value* small = fmla(mul(x, x), p, x);
+    Value* near = b_.CreateFCmpOLT(un(llvm::Intrinsic::fabs, x), c(0.5));
+    return sel(near, small, sub(exp(x), c(1)));
+  }
+
+  Value* log1p(Value* x) {
+    // log(u) * x / (u - 1) with u = 1 + x cancels u's rounding error.
+    Value* u = add(x, c(1));
+    Value* um1 = sub(u, c(1));
+    Value* r = mul(log(u), div(x, um1));
+    r = sel(b_.CreateFCmpOEQ(u, c(1)), x, r);
+    return sel(b_.CreateFCmpOEQ(x, c(INFINITY)), x, r);
+  }
+
+  Value* tanh(Value* x) {
+    Value* a = un(llvm::Intrinsic::fabs, x);
+    Value* em = expm1(mul(a, c(2)));
+    Value* t = div(em, add(em, c(2)));
+    t = sel(b_.CreateFCmpOGT(a, c(f64_ ? 20.0 : 9.5)), c(1), t);
+    return copysign(t, x);
+  }
+
+  Value* sigmoid(Value* x) { return div(c(1), add(c(1), exp(b_.CreateFNeg(x)))); }
+
+  // --- the f64 cores used for f32 sin/cos/erf/pow
+
+  Value* sin_cos(Value* x, bool want_sin) {
+    Value* finite = b_.CreateFCmpOLT(un(llvm::Intrinsic::fabs, x), c(INFINITY));
+    Value* k = un(llvm::Intrinsic::roundeven, mul(x, c(M_2_PI)));
+    k = sel(finite, k, c(0));
+    // Three-part Cody-Waite pi/2 (33 + 33 + 53 bits): k * part is exact for |k| < 2^20.
+    Value* r = sub(x, mul(k, c(1.57079632673412561417e+00)));
+    r = sub(r, mul(k, c(6.07710050630396597660e-11)));
+    r = sub(r, mul(k, c(2.02226624879595063154e-21)));
+    Value* z = mul(r, r);
+    Value* s =
+        fmla(mul(r, z),
+             horner(z, std::vector<double>{1.0 / 6227020800.0, -1.0 / 39916800.0, 1.0 / 362880.0,
+                                           -1.0 / 5040.0, 1.0 / 120.0, -1.0 / 6.0}),
+             r);
+    Value* co =
+        horner(z, std::vector<double>{-1.0 / 87178291200.0, 1.0 / 479001600.0, -1.0 / 3628800.0,
+                                      1.0 / 40320.0, -1.0 / 720.0, 1.0 / 24.0, -0.5, 1.0});
+    // Quadrant k mod 4 computed in floating point (k may exceed i64).
+    Value* q = sub(k, mul(c(4), un(llvm::Intrinsic::floor, mul(k, c(0.25)))));
+    Value* qi = b_.CreateFPToSI(q, ity_);
+    Value* odd = b_.CreateICmpNE(b_.CreateAnd(qi, ci(1)), ci(0));
+    Value* base = want_sin ? sel(odd, co, s) : sel(odd, s, co);
+    Value* neg_bits = want_sin ? qi : b_.CreateAdd(qi, ci(1));
+    Value* neg = b_.CreateICmpNE(b_.CreateAnd(neg_bits, ci(2)), ci(0));
+    Value* res = sel(neg, b_.CreateFNeg(base), base);
+    return sel(finite, res, c(NAN));
+  }
+
+  Value* erf(Value* x) {
+    Value* a = un(llvm::Intrinsic::fabs, x);
+    Value* a2 = mul(a, a);
+    // |x| < 1: Maclaurin series 2/sqrt(pi) sum (-1)^n x^(2n+1) / (n! (2n+1)).
+    std::vector<double> series;
+    for (int n = 14; n >= 0; --n) {
+      series.push_back((n % 2 ? -1.0 : 1.0) * M_2_SQRTPI / (std::tgamma(n + 1.0) * (2 * n + 1)));
+    }
+    Value* small = mul(x, horner(a2, series));
+    // 1 <= |x| < 4: 1 - exp(-x^2) * erfcx(|x|).
+    Value* t = div(sub(a, c(2.5)), c(1.5));
+    Value* erfc = mul(exp(b_.CreateFNeg(a2)), horner(t, kErfcxCoeffs));
+    Value* mid = copysign(sub(c(1), erfc), x);
+    Value* r = sel(b_.CreateFCmpOLT(a, c(4)), mid, copysign(c(1), x));
+    r = sel(b_.CreateFCmpOLT(a, c(1)), small, r);
+    return sel(isnan(x), x, r);
+  }
+
+  // C pow semantics on top of exp(y * log|x|).
+  Value* pow(Value* x, Value* y) {
+    Value* r = exp(mul(y, log(un(llvm::Intrinsic::fabs, x))));
+    Value* y_int = b_.CreateFCmpOEQ(un(llvm::Intrinsic::floor, y), y);
+    Value* half = mul(y, c(0.5));
+    Value* y_odd = b_.CreateAnd(y_int, b_.CreateFCmpUNE(un(llvm::Intrinsic::floor, half), half));
+    Value* x_neg = b_.CreateICmpSLT(b_.CreateBitCast(x, ity_), ci(0));  // includes -0
+    r = sel(b_.CreateAnd(x_neg, y_odd), b_.CreateFNeg(r), r);
+    Value* neg_finite = b_.CreateAnd(b_.CreateFCmpOLT(x, c(0)), b_.CreateFCmpOGT(x, c(-INFINITY)));
+    r = sel(b_.CreateAnd(neg_finite, b_.CreateNot(y_int)), c(NAN), r);
+    Value* minus_one_inf = b_.CreateAnd(
+        b_.CreateFCmpOEQ(x, c(-1)), b_.CreateFCmpOEQ(un(llvm::Intrinsic::fabs, y), c(INFINITY)));
+    r = sel(minus_one_inf, c(1), r);
+    r = sel(b_.CreateFCmpOEQ(x, c(1)), c(1), r);
+    return sel(b_.CreateFCmpOEQ(y, c(0)), c(1), r);
+  }
+
+ private:
+  llvm::IRBuilder<>& b_;
+  bool f64_;
+  llvm::Type* fty_;
+  llvm::Type* ity_;
+  int mant_, bias_;
+};
+
+// Calls libm `name` (double -> double, or (double, double) -> double) per lane.
+Value* libm_per_lane(llvm::IRBuilder<>& b, const char* name, const std::vector<Value*>& args) {
+  llvm::Module* m = b.GetInsertBlock()->getModule();
+  std::vector<llvm::Type*> params(args.size(), b.getDoubleTy());
+  llvm::FunctionCallee fn =
+      m->getOrInsertFunction(name, llvm::FunctionType::get(b.getDoubleTy(), params, false));
+  if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
+    f->addFnAttr(llvm::Attribute::NoUnwind);
+  }
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(args[0]->getType());
+  if (!vt) return b.CreateCall(fn, args);
+  Value* r = llvm::PoisonValue::get(vt);
+  for (unsigned i = 0; i < vt->getNumElements(); ++i) {
+    std::vector<Value*> lane;
+    for (Value* a : args) lane.push_back(b.CreateExtractElement(a, i));
+    r = b.CreateInsertElement(r, b.CreateCall(fn, lane), i);
+  }
+  return r;
+}
+
+size_t arity(const std::string& name) {
+  if (name == "pow") return 2;
+  if (name == "fma") return 3;
+  return 1;
+}
+
+}  // namespace
+
+Value* emit_math_call(llvm::IRBuilder<>& b, const std::string& name,
+                      const std::vector<Value*>& args, const std::vector<DType>& arg_dtypes,
+                      loop::VType type) {
+  KILN_INTERNAL_CHECK(args.size() == arity(name) && arg_dtypes.size() == args.size(),
+                      "llvm backend: call " << name << " with " << args.size() << " arguments");
+  DType dt = arg_dtypes[0];
+  Value* x = args[0];
+  if (name == "isnan") {
+    if (!is_floating(dt)) return llvm::Constant::getNullValue(value_type(b.getContext(), type));
+    if (dt == DType::F16 || dt == DType::BF16) x = convert_float(b, x, dt, DType::F32);
+    return b.CreateFCmpUNO(x, x);
+  }
+  if (!is_floating(dt)) {
+    if (name == "abs") {
+      if (!is_signed(dt)) return x;
+      return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b.getFalse());
+    }
+    if (name == "floor" || name == "ceil" || name == "round" || name == "trunc") return x;
+    KILN_INTERNAL_CHECK(false, "llvm backend: " << name << " of integer type " << dtype_name(dt));
+  }
+  for (DType d : arg_dtypes) {
+    KILN_INTERNAL_CHECK(d == dt, "llvm backend: " << name << " of mixed argument types");
+  }
+  if (dt == DType::F16 || dt == DType::BF16) {
+    std::vector<Value*> wide;
+    for (Value* a : args) wide.push_back(convert_float(b, a, dt, DType::F32));
+    Value* r = emit_math_call(b, name, wide, std::vector<DType>(args.size(), DType::F32),
+                              {DType::F32, type.lanes});
+    return convert_float(b, r, DType::F32, dt);
+  }
+  bool f64 = dt == DType::F64;
+  MathEmitter m(b, dt, type.lanes);
+  using llvm::Intrinsic::ID;
+  auto intrinsic = [&](ID id) { return b.CreateUnaryIntrinsic(id, x); };
+  if (name == "exp") return m.exp(x);
+  if (name == "log") return m.log(x);
+  if (name == "expm1") return m.expm1(x);
+  if (name == "log1p") return m.log1p(x);
+  if (name == "tanh") return m.tanh(x);
+  if (name == "sigmoid") return m.sigmoid(x);
+  if (name == "sqrt") return intrinsic(llvm::Intrinsic::sqrt);
+  if (name == "rsqrt") return m.div(m.c(1), intrinsic(llvm::Intrinsic::sqrt));
+  if (name == "floor") return intrinsic(llvm::Intrinsic::floor);
+  if (name == "ceil") return intrinsic(llvm::Intrinsic::ceil);
+  if (name == "round") return intrinsic(llvm::Intrinsic::roundeven);
+  if (name == "trunc") return intrinsic(llvm::Intrinsic::trunc);
+  if (name == "abs") return intrinsic(llvm::Intrinsic::fabs);
+  if (name == "fma") return b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, args);
+  bool is_trig = name == "sin" || name == "cos";
+  if (is_trig || name == "erf" || name == "pow") {
+    if (f64) return libm_per_lane(b, name.c_str(), args);
+    // f32: evaluate in f64 and round once.
+    MathEmitter md(b, DType::F64, type.lanes);
+    llvm::Type* wide_ty = value_type(b.getContext(), {DType::F64, type.lanes});
+    Value* xd = b.CreateFPExt(x, wide_ty);
+    Value* r = nullptr;
+    if (is_trig) {
+      r = md.sin_cos(xd, name == "sin");
+    } else if (name == "erf") {
+      r = md.erf(xd);
+    } else {
+      r = md.pow(xd, b.CreateFPExt(args[1], wide_ty));
+    }
+    return b.CreateFPTrunc(r, x->getType());
+  }
+  KILN_INTERNAL_CHECK(false, "llvm backend: unknown intrinsic '" << name << "'");
+}
+
+}  // namespace kiln::codegen::llvm_cpu

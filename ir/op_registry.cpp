@@ -172,7 +172,7 @@ std::vector<std::string> OpRegistry::nearest(std::string_view name, size_t n) co
 Attrs complete_attrs(const OpDef& op, const Attrs& given) {
   for (const auto& [name, value] : given.items()) {
     auto it = std::find_if(op.attrs.begin(), op.attrs.end(),
-                           [&](const AttrSpec& s) { return s.name == name; });
+                           [&n = name](const AttrSpec& s) { return s.name == n; });
     KILN_USER_CHECK(it != op.attrs.end(), op.name << ": unknown attribute '" << name << "'");
     bool none_ok = it->optional && std::holds_alternative<NoneAttr>(value);
     KILN_USER_CHECK(none_ok || attr_fits(it->kind, value),

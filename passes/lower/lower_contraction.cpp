@@ -100,8 +100,11 @@ Stmt lower_conv2d(NodeLowering& n, const std::vector<OutBuf>& outs) {
   Operand bias = n.in(2);
   const bool batched = x.rank() == 4;
   DType acc_t = accum_dtype(n.out_dtype());
-  auto [sh, sw] = pair_attr(n.attrs(), "stride");
-  auto [dh, dw] = pair_attr(n.attrs(), "dilation");
+  // Plain variables, not structured bindings: clang 14 cannot capture those.
+  const auto stride = pair_attr(n.attrs(), "stride");
+  const auto dilation = pair_attr(n.attrs(), "dilation");
+  const int64_t sh = stride.first, sw = stride.second;
+  const int64_t dh = dilation.first, dw = dilation.second;
   std::vector<int64_t> p = n.attrs().get_ints("padding");
   if (p.size() == 1) p = {p[0], p[0], p[0], p[0]};
   if (p.size() == 2) p = {p[0], p[0], p[1], p[1]};

@@ -1,0 +1,264 @@
+// kiln::compile and CompiledFunction: the compile pipeline as one readable
+// list (verify -> lower -> schedule -> simplify -> codegen -> executable), the
+// call path, and the dump stages. Everything is compiled inside compile();
+// a call only checks inputs, plans buffers and launches.
+#include <algorithm>
+#include <future>
+
+#include "api/compile_internal.h"
+#include "api/convert.h"
+#include "ir/interpreter.h"
+#include "ir/loop/simplify.h"
+#include "ir/loop/visitor.h"
+#include "kiln/error.h"
+#include "passes/schedule/schedule.h"
+
+namespace kiln {
+
+// ------------------------------------------------------------------------------- tables
+
+std::vector<std::string> available_backends() {
+#ifdef KILN_WITH_LLVM
+  return {"llvm", "loop-eval", "interp"};
+#else
+  return {"loop-eval", "interp"};
+#endif
+}
+
+std::string default_backend() {
+#ifdef KILN_WITH_LLVM
+  return "llvm";
+#else
+  return "loop-eval";
+#endif
+}
+
+const std::vector<DumpStageInfo>& dump_stages() {
+  static const std::vector<DumpStageInfo> stages = {
+      {"loops", "loop IR as lowered from the graph, one kernel per group, unscheduled"},
+      {"loops-scheduled", "loop IR after scheduling (vectorize, parallelize) and simplification"},
+      {"plan", "the launch list: buffer slots with sizes and live ranges, kernel arguments"},
+      {"llvm", "LLVM IR before optimization"},
+      {"llvm-opt", "LLVM IR after the optimization pipeline"},
+      {"asm", "target assembly"},
+  };
+  return stages;
+}
+
+namespace {
+
+std::string join_names(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+  return s;
+}
+
+std::string stage_names() {
+  std::vector<std::string> names;
+  for (const DumpStageInfo& s : dump_stages()) names.push_back(s.name);
+  return join_names(names);
+}
+
+void check_options(const CompileOptions& o, const std::string& backend) {
+  std::vector<std::string> known = available_backends();
+  bool ok = std::find(known.begin(), known.end(), backend) != known.end();
+  if (!ok && backend == "llvm") {
+    KILN_USER_ERROR(
+        "compile: backend 'llvm' is unavailable: this Kiln was built without LLVM "
+        "(available: "
+        << join_names(known) << ")");
+  }
+  KILN_USER_CHECK(
+      ok, "compile: unknown backend '" << backend << "' (available: " << join_names(known) << ")");
+  KILN_USER_CHECK(o.opt_level >= 0 && o.opt_level <= 3,
+                  "compile: opt_level must be 0..3, got " << o.opt_level);
+  KILN_USER_CHECK(o.num_threads >= 0,
+                  "compile: num_threads must be >= 0 (0: pool default), got " << o.num_threads);
+}
+
+std::string kernels_text(const std::vector<loop::Kernel>& ks) {
+  std::string s;
+  for (const loop::Kernel& k : ks) s += loop::to_string(k);
+  return s;
+}
+
+const CompiledFunction::Impl& checked(const std::shared_ptr<const CompiledFunction::Impl>& p) {
+  KILN_USER_CHECK(p != nullptr,
+                  "CompiledFunction is empty (default-constructed); call "
+                  "kiln::compile() to make one");
+  return *p;
+}
+
+// Scheduling: each kernel by its category (passes/schedule), then simplify.
+std::vector<loop::Kernel> schedule_kernels(const std::vector<loop::Kernel>& lowered,
+                                           const std::vector<passes::KernelPlan>& plans,
+                                           const CompileOptions& o) {
+  passes::ScheduleTarget target;
+  // The pool cannot be resized per function; one thread means "no parallel loops".
+  target.parallel = o.num_threads != 1;
+  std::vector<loop::Kernel> out;
+  for (size_t i = 0; i < lowered.size(); ++i) {
+    loop::Kernel k = lowered[i];
+    if (o.schedule) {
+      // default_schedule promises to leave nests it cannot transform alone; should it
+      // throw anyway (a transform naming a loop an earlier one folded away), the
+      // kernel runs with fewer transforms rather than not at all.
+      try {
+        k = passes::default_schedule(lowered[i], plans[i].category, target);
+      } catch (const InternalError&) {
+        throw;
+      } catch (const Error&) {
+        passes::ScheduleTarget serial = target;
+        serial.parallel = false;
+        try {
+          k = passes::default_schedule(lowered[i], plans[i].category, serial);
+        } catch (const InternalError&) {
+          throw;
+        } catch (const Error&) {
+          k = lowered[i];
+        }
+      }
+    }
+    k.body = loop::simplify(k.body);
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------- compile
+
+CompiledFunction compile(const ir::Graph& source, const CompileOptions& options) {
+  auto impl = std::make_shared<CompiledFunction::Impl>();
+  impl->options = options;
+  impl->backend = options.backend.empty() ? default_backend() : options.backend;
+  check_options(options, impl->backend);
+
+  // 1. A private, verified copy: plans point into it, and the caller's graph may change or die.
+  std::shared_ptr<ir::Graph> g = source.clone();
+  ir::verify(*g);
+  impl->graph = g;
+  impl->name = g->name();
+  for (const auto& v : g->inputs()) impl->inputs.push_back(api::value_info(*v));
+  for (const ir::Value* v : g->outputs()) impl->outputs.push_back(api::value_info(*v));
+  if (impl->backend == "interp") return CompiledFunction::from_impl(impl);
+
+  // 2. Lower: one kernel per node (constants fold into their users).
+  std::vector<passes::KernelPlan> plans;
+  impl->lowered = passes::lower_graph(*g, passes::LowerOptions{}, &plans);
+  // 3. Schedule and simplify.
+  impl->scheduled = schedule_kernels(impl->lowered, plans, options);
+  // 4. Code generation (or evaluator launchers).
+  compile_detail::KernelEntries entries = compile_detail::compile_kernels(*impl);
+  // 5. The launch list and buffer plan.
+  impl->exec = compile_detail::build_executable(*g, plans, entries);
+  return CompiledFunction::from_impl(impl);
+}
+
+CompiledFunction compile(const Function& f, const CompileOptions& options) {
+  return compile(f.graph(), options);
+}
+
+std::future<CompiledFunction> compile_async(const ir::Graph& g, const CompileOptions& options) {
+  // Copy now: the caller's graph need not outlive the background compile.
+  std::shared_ptr<const ir::Graph> copy = g.clone();
+  return std::async(std::launch::async, [copy, options] { return compile(*copy, options); });
+}
+
+std::future<CompiledFunction> compile_async(const Function& f, const CompileOptions& options) {
+  return std::async(std::launch::async, [f, options] { return compile(f, options); });
+}
+
+// ------------------------------------------------------------------------------- calling
+
+CompiledFunction CompiledFunction::from_impl(std::shared_ptr<const Impl> impl) {
+  CompiledFunction f;
+  f.impl_ = std::move(impl);
+  return f;
+}
+
+const std::string& CompiledFunction::name() const {
+  return checked(impl_).name;
+}
+const std::string& CompiledFunction::backend() const {
+  return checked(impl_).backend;
+}
+std::vector<ValueInfo> CompiledFunction::inputs() const {
+  return checked(impl_).inputs;
+}
+std::vector<ValueInfo> CompiledFunction::outputs() const {
+  return checked(impl_).outputs;
+}
+int CompiledFunction::num_kernels() const {
+  return int(checked(impl_).scheduled.size());
+}
+
+std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inputs) const {
+  return run(inputs, nullptr);
+}
+
+std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& inputs,
+                                          CallStats* stats) const {
+  const Impl& impl = checked(impl_);
+  if (!impl.exec) return ir::interpret(*impl.graph, inputs);
+  runtime::ExecutableStats es;
+  std::vector<Tensor> out = impl.exec->run(inputs, &es);
+  if (stats) {
+    stats->launches = es.launches;
+    stats->skipped = es.skipped;
+    stats->reused_buffers = es.reused_buffers;
+    stats->allocated_buffers = es.allocated_buffers;
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------------- dumps
+
+std::string CompiledFunction::dump(const std::string& stage) const {
+  const Impl& impl = checked(impl_);
+  const std::vector<DumpStageInfo>& stages = dump_stages();
+  bool known = std::any_of(stages.begin(), stages.end(),
+                           [&](const DumpStageInfo& s) { return s.name == stage; });
+  KILN_USER_CHECK(known, "dump: unknown stage '" << stage << "' (stages: " << stage_names() << ")");
+  // The interpreter backend lowers nothing at compile time; lower on demand.
+  auto lowered = [&](std::vector<passes::KernelPlan>* plans) {
+    if (impl.exec) return impl.lowered;
+    return passes::lower_graph(*impl.graph, passes::LowerOptions{}, plans);
+  };
+  if (stage == "loops") return kernels_text(lowered(nullptr));
+  if (stage == "plan") {
+    KILN_USER_CHECK(impl.exec,
+                    "dump: stage 'plan' needs a compiled backend (this function runs "
+                    "on the '"
+                        << impl.backend << "' backend)");
+    return impl.exec->describe();
+  }
+  std::vector<loop::Kernel> scheduled = impl.scheduled;
+  if (!impl.exec) {
+    std::vector<passes::KernelPlan> plans;
+    std::vector<loop::Kernel> ks = lowered(&plans);
+    scheduled = schedule_kernels(ks, plans, impl.options);
+  }
+  if (stage == "loops-scheduled") return kernels_text(scheduled);
+  codegen::DumpStage ds = stage == "llvm"       ? codegen::DumpStage::LLVM
+                          : stage == "llvm-opt" ? codegen::DumpStage::LLVMOpt
+                                                : codegen::DumpStage::Asm;
+#ifdef KILN_WITH_LLVM
+  // Dumps of LLVM stages work for any backend: the text is generated on demand.
+  std::shared_ptr<codegen::Backend> backend = impl.codegen;
+  if (!backend) backend = codegen::make_llvm_backend();
+  codegen::CodegenOptions cg = impl.codegen_options;
+  cg.opt_level = impl.options.opt_level;
+  cg.cpu = impl.options.cpu;
+  cg.fast_math = impl.options.fast_math;
+  return backend->dump(scheduled, cg, ds);
+#else
+  (void)ds;
+  KILN_USER_ERROR("dump: stage '" << stage
+                                  << "' needs the LLVM backend, and this Kiln was built "
+                                     "without LLVM");
+#endif
+}
+
+}  // namespace kiln

@@ -1,0 +1,102 @@
+// kiln::compile — turns a graph into a CompiledFunction you call with tensors.
+//
+//   kiln::Function f = ...;                       // builder, script or parse_ir
+//   kiln::CompiledFunction cf = kiln::compile(f); // lower, schedule, codegen: all here
+//   std::vector<kiln::Tensor> out = cf({x, w});   // no compilation happens here
+//
+// Compilation is explicit and complete inside compile() (graph -> loop IR ->
+// schedule -> simplify -> machine code -> launch list); compile_async runs it
+// on a background thread. A CompiledFunction is cheap to copy (copies share
+// the compiled code) and may be called from several threads at once.
+//
+// This header stays free of Kiln's internal headers (see kiln/function.h).
+#pragma once
+
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/function.h"
+#include "kiln/tensor.h"
+
+namespace kiln {
+
+namespace ir {
+class Graph;
+}  // namespace ir
+
+struct CompileOptions {
+  // "llvm" (native code; the default when Kiln is built with LLVM), "loop-eval"
+  // (runs the same loop IR through the loop-IR evaluator; the default without
+  // LLVM), or "interp" (the reference interpreter; nothing is lowered).
+  std::string backend;
+  int opt_level = 3;       // 0..3, passed to the code generator
+  int num_threads = 0;     // 0: the thread pool's size; 1: no parallel loops
+  bool schedule = true;    // false: run the lowered loops as they are (no
+                           // vectorize / parallelize)
+  bool fast_math = false;  // allow reassociation (results may differ from the interpreter's)
+  std::string cpu;         // target CPU for llvm; empty: the host
+  bool use_cache = true;   // reuse compiled code of identical kernels (in memory)
+};
+
+// The backend names compile() accepts, and the default one.
+std::vector<std::string> available_backends();
+std::string default_backend();
+
+// Stages CompiledFunction::dump() prints; the one table of stage names.
+struct DumpStageInfo {
+  std::string name;         // "loops", "loops-scheduled", "plan", "llvm", "llvm-opt", "asm"
+  std::string description;  // one line
+};
+const std::vector<DumpStageInfo>& dump_stages();
+
+struct CallStats {
+  int64_t launches = 0;        // kernels run
+  int64_t skipped = 0;         // kernels skipped (all they write is empty)
+  int64_t reused_buffers = 0;  // buffers that took the memory of a dead intermediate
+  int64_t allocated_buffers = 0;
+};
+
+class CompiledFunction {
+ public:
+  CompiledFunction() = default;  // empty: calling it throws kiln::Error
+
+  bool valid() const { return impl_ != nullptr; }
+  const std::string& name() const;
+  const std::string& backend() const;
+  std::vector<ValueInfo> inputs() const;
+  std::vector<ValueInfo> outputs() const;
+  int num_kernels() const;
+
+  // Runs the function. `inputs` follow inputs() order; a scalar input is a
+  // 0-dim tensor. Checks count, dtypes, ranks and static dims, binds symbolic
+  // dims (kiln::Error naming the input otherwise). Inputs may be
+  // non-contiguous views (read in place). Outputs are packed tensors from the
+  // caching allocator; an output that is an input is returned as is.
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, CallStats* stats = nullptr) const;
+
+  // Text of one stage (see dump_stages()); kiln::Error naming the valid
+  // stages for an unknown one, or when the backend has no such stage.
+  std::string dump(const std::string& stage) const;
+
+  // The compiled state (api/compile_internal.h), for Kiln's own code.
+  struct Impl;
+  static CompiledFunction from_impl(std::shared_ptr<const Impl> impl);
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
+
+// Compiles a verified graph (the graph is copied; it may die afterwards).
+// Throws kiln::Error for an unknown backend or option, or an op the compiled
+// path cannot lower (naming the op).
+CompiledFunction compile(const ir::Graph& g, const CompileOptions& options = {});
+CompiledFunction compile(const Function& f, const CompileOptions& options = {});
+
+// compile() on a background std::thread; the future rethrows its errors.
+std::future<CompiledFunction> compile_async(const Function& f, const CompileOptions& options = {});
+std::future<CompiledFunction> compile_async(const ir::Graph& g, const CompileOptions& options = {});
+
+}  // namespace kiln

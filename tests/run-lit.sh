@@ -12,7 +12,7 @@ name=$(echo "$file" | tr '/' '_')
 scratch="$tmp/$name.tmp"
 rm -rf "$scratch" && mkdir -p "$scratch"
 dir=$(cd "$(dirname "$file")" && pwd)
-notfn="$tmp/not"
+notfn="$scratch/not"  # per test: parallel tests must not rewrite each other's
 cat >"$notfn" <<'NOT'
 #!/usr/bin/env bash
 "$@"; rc=$?

@@ -1,10 +1,12 @@
 // `kiln dump FILE --stage=STAGE`: prints what one compiler stage produced, so
-// users (and the text tests) can see each step. The stages are one table,
-// in pipeline order; later stages (graph-opt, kernels, loops, llvm, asm, cuda,
-// ptx) are added as rows when they exist.
+// users (and the text tests) can see each step. The stages are one table, in
+// pipeline order: the frontend's (ast, graph) here, then compile()'s own table
+// (loops, loops-scheduled, plan, llvm, llvm-opt, asm). Later stages (graph-opt,
+// kernels, cuda, ptx) are added as rows when they exist.
 #include <cstdio>
 #include <functional>
 
+#include "kiln/compile.h"
 #include "tools/driver.h"
 
 namespace kiln::cli {
@@ -19,8 +21,8 @@ struct DumpContext {
 };
 
 struct Stage {
-  const char* name;
-  const char* what;
+  std::string name;
+  std::string what;
   std::function<std::string(const DumpContext&)> dump;
 };
 
@@ -35,11 +37,25 @@ std::string dump_graph(const DumpContext& c) {
   return b.fn.str();
 }
 
-const std::vector<Stage>& stages() {
-  static const std::vector<Stage> kStages = {
-      {"ast", "the script's syntax tree (scripts only)", dump_ast},
-      {"graph", "graph IR after lowering or parsing, verified", dump_graph},
+// A compile() stage: lowers and compiles for the CPU, then prints the stage.
+std::function<std::string(const DumpContext&)> compiled_stage(std::string name) {
+  return [name](const DumpContext& c) {
+    Bound b = bind_program(c.program, c.fn, c.inputs, c.seed, /*make_tensors=*/false);
+    return compile(b.fn).dump(name);
   };
+}
+
+const std::vector<Stage>& stages() {
+  static const std::vector<Stage> kStages = [] {
+    std::vector<Stage> s = {
+        {"ast", "the script's syntax tree (scripts only)", dump_ast},
+        {"graph", "graph IR after lowering or parsing, verified", dump_graph},
+    };
+    for (const DumpStageInfo& info : dump_stages()) {
+      s.push_back({info.name, info.description, compiled_stage(info.name)});
+    }
+    return s;
+  }();
   return kStages;
 }
 
@@ -56,7 +72,7 @@ std::string help_text() {
       "Prints the output of one compilation stage. Stages:\n";
   for (const Stage& st : stages()) {
     char line[160];
-    std::snprintf(line, sizeof line, "  %-8s %s\n", st.name, st.what);
+    std::snprintf(line, sizeof line, "  %-16s %s\n", st.name.c_str(), st.what.c_str());
     s += line;
   }
   s += "\n"

@@ -1,10 +1,13 @@
 // `kiln run FILE`: loads a .kir graph or a script def, builds its inputs from
 // --input specs, runs it on a backend and writes or summarizes the outputs.
-// Only the reference interpreter exists today; the backend and device tables
-// below are where the compiled backends will slot in.
+// By default the function is compiled (kiln::compile: LLVM when built with it);
+// --backend=interp runs the reference interpreter instead.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+
+#include "kiln/compile.h"
 
 #include "tools/driver.h"
 
@@ -31,7 +34,9 @@ constexpr const char* kHelp =
     "                       flag=true, shape=[2,3], mode=floor)\n"
     "  --output PATH.npy    write the next output there (one per output, in order;\n"
     "                       outputs without one are summarized)\n"
-    "  --backend NAME       interp (default; the reference interpreter)\n"
+    "  --backend NAME       llvm (default when built with LLVM: native code),\n"
+    "                       loop-eval (the loop-IR evaluator), or interp (the\n"
+    "                       reference interpreter)\n"
     "  --device DEV         cpu (default) or cuda\n"
     "  --check              compare the backend against the reference interpreter\n"
     "  --seed S             seed for generated inputs (default 0; input i uses S+i)\n"
@@ -39,26 +44,34 @@ constexpr const char* kHelp =
     "                       bench: compile_ms=X median_ms=Y min_ms=Z runs=N\n"
     "  -h, --help           show this help\n";
 
-struct Backend {
-  const char* name;
-  const char* what;
-};
-// Known backends; the compiled CPU (llvm) and GPU (cuda) backends join here.
-constexpr Backend kBackends[] = {
-    {"interp", "reference interpreter"},
-};
-
-std::string backend_names() {
-  std::string s;
-  for (const Backend& b : kBackends) s += (s.empty() ? "" : ", ") + std::string(b.name);
-  return s;
+// compile() owns the list of backends; the GPU backend joins there.
+void check_backend(const std::string& name) {
+  std::vector<std::string> known = available_backends();
+  if (std::find(known.begin(), known.end(), name) != known.end()) return;
+  std::string names;
+  for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+  KILN_USER_ERROR("unknown backend '" << name << "'; known backends: " << names);
 }
 
-void check_backend(const std::string& name) {
-  for (const Backend& b : kBackends) {
-    if (name == b.name) return;
+// Largest |a - b| over all elements (NaN where exactly one side is NaN counts
+// as infinite); shapes and dtypes must agree.
+double max_abs_err(const Tensor& a, const Tensor& b) {
+  KILN_USER_CHECK(a.sizes() == b.sizes() && a.dtype() == b.dtype(),
+                  "check: backend output " << shape_str(a.sizes()) << " " << dtype_name(a.dtype())
+                                           << " differs from the interpreter's "
+                                           << shape_str(b.sizes()) << " " << dtype_name(b.dtype()));
+  Tensor x = a.contiguous().to(DType::F64), y = b.contiguous().to(DType::F64);
+  const double* px = x.data<double>();
+  const double* py = y.data<double>();
+  double worst = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    bool nx = std::isnan(px[i]), ny = std::isnan(py[i]);
+    if (nx && ny) continue;
+    if (nx != ny) return INFINITY;
+    if (px[i] == py[i]) continue;  // equal infinities
+    worst = std::max(worst, std::fabs(px[i] - py[i]));
   }
-  KILN_USER_ERROR("unknown backend '" << name << "'; known backends: " << backend_names());
+  return worst;
 }
 
 void check_device(const std::string& dev) {
@@ -78,7 +91,7 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 int cmd_run(const Args& args) {
   ArgReader r("run", args);
   std::optional<std::string> file;
-  std::string fn, backend = "interp", device = "cpu";
+  std::string fn, backend = default_backend(), device = "cpu";
   std::vector<InputArg> inputs;
   std::vector<std::string> output_paths;
   bool check = false;
@@ -129,11 +142,17 @@ int cmd_run(const Args& args) {
                   "run: " << output_paths.size() << " --output paths given, but @"
                           << bound.fn.name() << " returns " << num_outputs << " value(s)");
 
-  std::vector<Tensor> outs = bound.fn.run_interpreter(bound.tensors);
+  CompileOptions options;
+  options.backend = backend;
+  auto compile_start = std::chrono::steady_clock::now();
+  CompiledFunction compiled = compile(bound.fn, options);
+  compile_ms += ms_since(compile_start);
+
+  std::vector<Tensor> outs = compiled(bound.tensors);
   std::vector<double> times;
   for (int64_t i = 0; i < bench; ++i) {
     auto t = std::chrono::steady_clock::now();
-    outs = bound.fn.run_interpreter(bound.tensors);
+    outs = compiled(bound.tensors);
     times.push_back(ms_since(t));
   }
 
@@ -149,8 +168,10 @@ int cmd_run(const Args& args) {
   }
   std::fflush(stdout);
   if (check) {
-    // The interpreter is the reference, so it agrees with itself exactly.
-    std::fprintf(stderr, "check: interpreter is the reference; max_abs_err=0\n");
+    std::vector<Tensor> want = bound.fn.run_interpreter(bound.tensors);
+    double worst = 0;
+    for (size_t i = 0; i < outs.size(); ++i) worst = std::max(worst, max_abs_err(outs[i], want[i]));
+    std::fprintf(stderr, "check: %s vs interpreter: max_abs_err=%g\n", backend.c_str(), worst);
   }
   if (bench > 0) {
     std::sort(times.begin(), times.end());

@@ -24,6 +24,7 @@
 #pragma once
 
 #include "kiln/builder.h"
+#include "kiln/compile.h"
 #include "kiln/dtype.h"
 #include "kiln/error.h"
 #include "kiln/function.h"

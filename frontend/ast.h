@@ -40,6 +40,14 @@ enum class ExprKind {
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
 
+// Nesting limits. Parsing, lowering, dumping and even destroying the tree all
+// recurse on it, so the parser rejects input nested deeper than this instead of
+// overflowing the stack (CPython has the same kind of limit: "too many nested
+// parentheses"). Sized so the recursion stays far below a default 8 MiB stack
+// even under AddressSanitizer, whose frames are several times larger.
+inline constexpr int kMaxExprNesting = 200;   // expression tree height and bracket depth
+inline constexpr int kMaxBlockNesting = 100;  // nested blocks (and elif chains)
+
 struct Keyword {
   std::string name;
   Span span;  // of the name
@@ -57,6 +65,7 @@ struct Expr {
   double fval = 0;
   std::vector<ExprPtr> items;
   std::vector<Keyword> keywords;
+  int height = 1;  // levels of the tree below and including this node (set by the parser)
 };
 
 enum class StmtKind {

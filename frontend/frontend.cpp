@@ -4,6 +4,10 @@
 // inputs, everything else a compile-time constant.
 #include "frontend/frontend.h"
 
+#include <exception>
+#include <new>
+#include <string>
+
 #include "frontend/ast.h"
 #include "frontend/lower.h"
 #include "kiln/error.h"
@@ -192,18 +196,30 @@ void flatten_outputs(Lowerer& L, const Val& v, const Span& at, std::vector<ir::V
   }
 }
 
-}  // namespace
-
-std::shared_ptr<const Module> parse_module(const std::string& source, const std::string& filename) {
-  auto file = std::make_shared<const SourceFile>(source, filename);
-  Diagnostics diags(file);
-  std::shared_ptr<Module> m = parse(file, diags);
-  diags.throw_if_any();
-  if (m->functions.empty()) throw Error(filename + ": error: no function definition (def) found");
-  return m;
+// Runs one public entry point so that only kiln::Error leaves the frontend. An
+// Abort getting out means a diagnostic was recorded but not reported (it is
+// reported now); any other exception is a frontend bug. std::bad_alloc passes
+// unchanged: running out of memory is not a bug of ours.
+template <class Fn>
+auto guarded(const char* entry, Diagnostics& diags, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const Abort&) {
+    diags.throw_if_any();
+    throw InternalError(std::string("frontend: ") + entry +
+                        ": lowering stopped without reporting an error");
+  } catch (const std::exception& e) {
+    throw InternalError(std::string("frontend: ") + entry + ": unexpected exception: " + e.what());
+  } catch (...) {
+    throw InternalError(std::string("frontend: ") + entry + ": unknown exception");
+  }
 }
 
-std::vector<FunctionInfo> functions(const Module& m) {
+std::vector<FunctionInfo> functions_impl(const Module& m) {
   std::vector<FunctionInfo> out;
   Diagnostics ignored(m.file);
   for (const FunctionDef& f : m.functions) {
@@ -234,8 +250,9 @@ std::vector<FunctionInfo> functions(const Module& m) {
   return out;
 }
 
-std::unique_ptr<ir::Graph> lower_function(const Module& m, const std::string& fn,
-                                          const std::vector<ArgBinding>& args) {
+std::unique_ptr<ir::Graph> lower_function_impl(const Module& m, const std::string& fn,
+                                               const std::vector<ArgBinding>& args,
+                                               Diagnostics& diags) {
   const FunctionDef* f =
       fn.empty() ? (m.functions.empty() ? nullptr : &m.functions.back()) : m.find(fn);
   if (!f) {
@@ -244,7 +261,6 @@ std::unique_ptr<ir::Graph> lower_function(const Module& m, const std::string& fn
     throw Error(m.file->filename() + ": error: no function named '" + fn + "' (defined: " + names +
                 ")");
   }
-  Diagnostics diags(m.file);
   auto g = std::make_unique<ir::Graph>(f->name);
   Lowerer L(m, *g, diags);
   Frame top;
@@ -350,6 +366,32 @@ std::unique_ptr<ir::Graph> lower_function(const Module& m, const std::string& fn
   diags.throw_if_any();
   g->set_outputs(outs);
   return g;
+}
+
+}  // namespace
+
+std::shared_ptr<const Module> parse_module(const std::string& source, const std::string& filename) {
+  auto file = std::make_shared<const SourceFile>(source, filename);
+  Diagnostics diags(file);
+  return guarded("parse_module", diags, [&]() -> std::shared_ptr<const Module> {
+    std::shared_ptr<Module> m = parse(file, diags);
+    diags.throw_if_any();
+    if (m->functions.empty()) {
+      throw Error(filename + ": error: no function definition (def) found");
+    }
+    return m;
+  });
+}
+
+std::vector<FunctionInfo> functions(const Module& m) {
+  Diagnostics diags(m.file);
+  return guarded("functions", diags, [&] { return functions_impl(m); });
+}
+
+std::unique_ptr<ir::Graph> lower_function(const Module& m, const std::string& fn,
+                                          const std::vector<ArgBinding>& args) {
+  Diagnostics diags(m.file);
+  return guarded("lower_function", diags, [&] { return lower_function_impl(m, fn, args, diags); });
 }
 
 }  // namespace kiln::frontend

@@ -249,8 +249,26 @@ class Lowerer {
   Val lookup(const std::string& name, const Span& at);
   Frame& frame() { return frames_.back(); }
 
+  // --- recursion bound ---------------------------------------------------------------
+  // The parser bounds each expression and block (kMaxExprNesting, ...), but
+  // inlined calls stack them: lowering recurses through eval, exec and calls,
+  // so it keeps one count of them all and stops cleanly at kMaxDepth.
+  static constexpr int kMaxDepth = 500;
+  static constexpr size_t kMaxInlineDepth = 32;  // nested calls of defs
+  class Nesting {
+   public:
+    Nesting(Lowerer& L, const Span& at) : L_(L) { L_.enter(at); }
+    ~Nesting() { --L_.depth_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+
+   private:
+    Lowerer& L_;
+  };
+
  private:
   void rebind(const std::string& name, const Val& old, const Val& now, const Span& at);
+  void enter(const Span& at);  // ++depth_, or fail when at kMaxDepth
 
   const Module& m_;
   ir::Graph& g_;
@@ -259,6 +277,7 @@ class Lowerer {
   std::vector<Frame> frames_;
   std::map<std::string, Val> globals_;
   int64_t next_storage_ = 1;
+  int depth_ = 0;  // open Nesting levels
 };
 
 // Compile-time scalar arithmetic with Python semantics.

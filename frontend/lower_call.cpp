@@ -329,9 +329,16 @@ Val Lowerer::call_value(const Val& callee, const CallArgs& args, const Expr* cal
 }
 
 Val Lowerer::call_function(const FunctionDef& fn, const CallArgs& args) {
-  if (frames_.size() > 32) fail(args.callee, "call depth over 32: recursion is not supported");
+  // Calls are inlined at compile time, so a recursive call would never end.
   for (const Frame& f : frames_) {
-    if (f.fn == &fn) fail(args.callee, "recursive call of '" + fn.name + "' is not supported");
+    if (f.fn == &fn) {
+      fail(args.callee, "recursive call of '" + fn.name + "': recursion is not supported",
+           "calls are inlined when the script is compiled");
+    }
+  }
+  if (frames_.size() > kMaxInlineDepth) {
+    fail(args.callee, "calls are nested too deeply (more than " + std::to_string(kMaxInlineDepth) +
+                          " inlined calls)");
   }
   Frame fr;
   size_t k = 0;

@@ -288,6 +288,7 @@ bool Lowerer::truth(const Val& v, const Span& at) {
 }
 
 Val Lowerer::eval(const Expr& e) {
+  Nesting nest(*this, e.span);
   switch (e.kind) {
     case ExprKind::Name:
       return lookup(e.name, e.span);

@@ -64,6 +64,14 @@ Lowerer::Lowerer(const Module& m, ir::Graph& g, Diagnostics& diags)
   frames_.clear();
 }
 
+void Lowerer::enter(const Span& at) {
+  if (depth_ >= kMaxDepth) {
+    fail(at, "nested too deeply: more than " + std::to_string(kMaxDepth) +
+                 " levels of expressions, statements and inlined calls");
+  }
+  ++depth_;
+}
+
 void Lowerer::fail(const Span& at, const std::string& message, const std::string& note) {
   diags_.error(at, message, note);
   throw Abort{};
@@ -210,10 +218,15 @@ Val Lowerer::lookup(const std::string& name, const Span& at) {
 Val Lowerer::run(const FunctionDef& fn, Frame top) {
   top.fn = &fn;
   frames_.push_back(std::move(top));
+  // The frame must go on every exit: an Abort from an inlined call unwinds to
+  // the caller's statement, which decides by frames_.size() whether it is at
+  // the top level (and so may go on to the next statement).
+  struct PopFrame {
+    std::vector<Frame>& frames;
+    ~PopFrame() { frames.pop_back(); }
+  } pop{frames_};
   exec_block(fn.body);
-  Val ret = frame().ret.value_or(Val::none());
-  frames_.pop_back();
-  return ret;
+  return frame().ret.value_or(Val::none());
 }
 
 void Lowerer::exec_block(const std::vector<StmtPtr>& body) {
@@ -256,6 +269,7 @@ const char* stmt_what(StmtKind k) {
 }  // namespace
 
 void Lowerer::exec(const Stmt& s) {
+  Nesting nest(*this, s.span);
   switch (s.kind) {
     case StmtKind::Expr: {
       const Expr& e = *s.value;

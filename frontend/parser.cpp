@@ -4,7 +4,9 @@
 // one run reports every independent syntax error. Constructs that Kiln does not
 // run (lambda, comprehensions, dicts, class, with, try, ...) are parsed into
 // Unsupported nodes so the lowering can reject them with a precise location.
+#include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "frontend/ast.h"
 #include "frontend/lexer.h"
@@ -132,6 +134,49 @@ class Parser {
 
   Span span_from(const Span& b) const { return {b.line, b.col, prev_end_.line, prev_end_.col}; }
 
+  // --- nesting limits (kMaxExprNesting, kMaxBlockNesting) -----------------------------
+  // One level of a recursive production; rejects input nested deeper than
+  // `limit` at the token that would open the next level.
+  class Nested {
+   public:
+    Nested(Parser& p, int& depth, int limit) : depth_(depth) {
+      if (depth_ >= limit) {
+        p.error(p.cur().span, &depth == &p.block_depth_ ? block_message() : expr_message());
+      }
+      ++depth_;
+    }
+    ~Nested() { --depth_; }
+    Nested(const Nested&) = delete;
+    Nested& operator=(const Nested&) = delete;
+
+   private:
+    int& depth_;
+  };
+  static std::string expr_message() {
+    return "expression is nested too deeply (more than " + std::to_string(kMaxExprNesting) +
+           " levels)";
+  }
+  static std::string block_message() {
+    return "blocks are nested too deeply (more than " + std::to_string(kMaxBlockNesting) +
+           " levels)";
+  }
+  // Records a finished node's height. Left-associative chains (a + b + c ...,
+  // x.f().g() ...) grow the tree in a loop without nesting the parser's calls,
+  // so the height is checked here as well; the error points at the operator or
+  // name where the limit is crossed.
+  ExprPtr seal(ExprPtr e) {
+    int h = 0;
+    for (const ExprPtr& c : e->items) {
+      if (c) h = std::max(h, c->height);
+    }
+    for (const Keyword& k : e->keywords) {
+      if (k.value) h = std::max(h, k.value->height);
+    }
+    e->height = h + 1;
+    if (e->height > kMaxExprNesting) error(e->op_span.line ? e->op_span : e->span, expr_message());
+    return e;
+  }
+
   ExprPtr make(ExprKind k, const Span& s) {
     auto e = std::make_unique<Expr>();
     e->kind = k;
@@ -174,6 +219,7 @@ class Parser {
   }
 
   std::vector<StmtPtr> parse_block(const char* context) {
+    Nested nest(*this, block_depth_, kMaxBlockNesting);  // reported at the ':'
     expect_op(":", context);
     std::vector<StmtPtr> body;
     if (!accept(Tok::Newline)) {  // one-line body: `if c: return x`
@@ -258,6 +304,8 @@ class Parser {
     s->span = span_from(b);
     s->body = parse_block("after the if condition");
     if (at_kw("elif")) {
+      // An elif chain nests If nodes in orelse, so it counts as block nesting.
+      Nested nest(*this, block_depth_, kMaxBlockNesting);
       s->orelse.push_back(parse_if());
     } else if (accept_kw("else")) {
       s->orelse = parse_block("after 'else'");
@@ -367,7 +415,7 @@ class Parser {
     if (!tuple) return std::move(items[0]);
     auto e = make(ExprKind::Tuple, span_from(b));
     e->items = std::move(items);
-    return e;
+    return seal(std::move(e));
   }
 
   // --- expressions -----------------------------------------------------------------------
@@ -382,7 +430,7 @@ class Parser {
       e->items.push_back(parse_test_or_star(allow_star));
     }
     e->span = span_from(b);
-    return e;
+    return seal(std::move(e));
   }
 
   ExprPtr parse_test_or_star(bool allow_star) {
@@ -391,12 +439,14 @@ class Parser {
       auto e = make(ExprKind::Starred, b);
       e->items.push_back(parse_bitor());
       e->span = span_from(b);
-      return e;
+      return seal(std::move(e));
     }
     return parse_test();
   }
 
   ExprPtr parse_test() {
+    // Every bracket, argument list and subscript recurses through here.
+    Nested nest(*this, expr_depth_, kMaxExprNesting);
     Span b = cur().span;
     if (accept_kw("lambda")) {
       while (!at_op(":") && !at(Tok::Newline) && !at(Tok::End)) take();
@@ -416,7 +466,7 @@ class Parser {
       e->items.push_back(std::move(body));
       e->items.push_back(std::move(test));
       e->items.push_back(std::move(orelse));
-      return e;
+      return seal(std::move(e));
     }
     return body;
   }
@@ -431,7 +481,7 @@ class Parser {
     e->items.push_back(std::move(left));
     while (accept_kw(kw)) e->items.push_back((this->*next)());
     e->span = span_from(b);
-    return e;
+    return seal(std::move(e));
   }
   ExprPtr parse_or() { return parse_boolop("or", &Parser::parse_and); }
   ExprPtr parse_and() { return parse_boolop("and", &Parser::parse_not); }
@@ -441,9 +491,12 @@ class Parser {
       auto e = make(ExprKind::UnaryOp, b);
       e->op = "not";
       e->op_span = b;
-      e->items.push_back(parse_not());
+      {
+        Nested nest(*this, expr_depth_, kMaxExprNesting);
+        e->items.push_back(parse_not());
+      }
       e->span = span_from(b);
-      return e;
+      return seal(std::move(e));
     }
     return parse_comparison();
   }
@@ -484,7 +537,7 @@ class Parser {
     }
     if (!e) return left;
     e->span = span_from(b);
-    return e;
+    return seal(std::move(e));
   }
 
   ExprPtr parse_binary_level(const std::vector<const char*>& ops, ExprPtr (Parser::*next)()) {
@@ -503,7 +556,7 @@ class Parser {
       e->op_span = os;
       e->items.push_back(std::move(left));
       e->items.push_back(std::move(right));
-      left = std::move(e);
+      left = seal(std::move(e));
     }
   }
   ExprPtr parse_bitor() { return parse_binary_level({"|"}, &Parser::parse_xor); }
@@ -519,7 +572,11 @@ class Parser {
     if (at_op("-") || at_op("+") || at_op("~")) {
       Span b = cur().span;
       std::string op = take().text;
-      ExprPtr operand = parse_factor();
+      ExprPtr operand;
+      {
+        Nested nest(*this, expr_depth_, kMaxExprNesting);
+        operand = parse_factor();
+      }
       // Fold -literal so `-1` is an Int, as Python's constant folding does.
       if (op == "-" && (operand->kind == ExprKind::Int || operand->kind == ExprKind::Float)) {
         operand->ival = -operand->ival;
@@ -532,7 +589,7 @@ class Parser {
       e->op_span = b;
       e->items.push_back(std::move(operand));
       e->span = span_from(b);
-      return e;
+      return seal(std::move(e));
     }
     return parse_power();
   }
@@ -542,13 +599,17 @@ class Parser {
     ExprPtr base = parse_postfix();
     if (!at_op("**")) return base;
     Span os = take().span;
-    ExprPtr exp = parse_factor();  // right-associative, binds tighter than unary on the left
+    ExprPtr exp;
+    {
+      Nested nest(*this, expr_depth_, kMaxExprNesting);
+      exp = parse_factor();  // right-associative, binds tighter than unary on the left
+    }
     auto e = make(ExprKind::BinOp, span_from(b));
     e->op = "**";
     e->op_span = os;
     e->items.push_back(std::move(base));
     e->items.push_back(std::move(exp));
-    return e;
+    return seal(std::move(e));
   }
 
   ExprPtr parse_postfix() {
@@ -563,7 +624,7 @@ class Parser {
         a->name = name;
         a->op_span = ns;
         a->items.push_back(std::move(e));
-        e = std::move(a);
+        e = seal(std::move(a));
       } else if (at_op("(")) {
         take();
         auto c = make(ExprKind::Call, b);
@@ -571,7 +632,7 @@ class Parser {
         c->items.push_back(std::move(e));
         parse_call_args(*c);
         c->span = span_from(b);
-        e = std::move(c);
+        e = seal(std::move(c));
       } else if (at_op("[")) {
         take();
         auto s = make(ExprKind::Subscript, b);
@@ -579,7 +640,7 @@ class Parser {
         s->items.push_back(parse_subscript_list());
         expect_op("]", "to close the subscript");
         s->span = span_from(b);
-        e = std::move(s);
+        e = seal(std::move(s));
       } else {
         return e;
       }
@@ -632,7 +693,7 @@ class Parser {
     s->items.push_back(std::move(upper));
     s->items.push_back(std::move(step));
     s->span = span_from(b);
-    return s;
+    return seal(std::move(s));
   }
 
   ExprPtr parse_subscript_list() {
@@ -646,7 +707,7 @@ class Parser {
       t->items.push_back(parse_subscript());
     }
     t->span = span_from(b);
-    return t;
+    return seal(std::move(t));
   }
 
   ExprPtr parse_atom() {
@@ -714,7 +775,7 @@ class Parser {
     }
     expect_op(")", "to close the parenthesis");
     t->span = span_from(b);
-    return t;
+    return seal(std::move(t));
   }
 
   ExprPtr parse_list() {
@@ -730,7 +791,7 @@ class Parser {
     }
     expect_op("]", "to close the list");
     l->span = span_from(b);
-    return l;
+    return seal(std::move(l));
   }
 
   ExprPtr parse_comprehension(const Span& b, const char* close, const char* what) {
@@ -768,6 +829,8 @@ class Parser {
 
   std::vector<Token> t_;
   size_t pos_ = 0;
+  int expr_depth_ = 0;   // open parse_test / unary / power levels
+  int block_depth_ = 0;  // open blocks and elif levels
   struct {
     int line = 0, col = 0;
   } prev_end_;

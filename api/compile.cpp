@@ -99,26 +99,7 @@ std::vector<loop::Kernel> schedule_kernels(const std::vector<loop::Kernel>& lowe
   std::vector<loop::Kernel> out;
   for (size_t i = 0; i < lowered.size(); ++i) {
     loop::Kernel k = lowered[i];
-    if (o.schedule) {
-      // default_schedule promises to leave nests it cannot transform alone; should it
-      // throw anyway (a transform naming a loop an earlier one folded away), the
-      // kernel runs with fewer transforms rather than not at all.
-      try {
-        k = passes::default_schedule(lowered[i], plans[i].category, target);
-      } catch (const InternalError&) {
-        throw;
-      } catch (const Error&) {
-        passes::ScheduleTarget serial = target;
-        serial.parallel = false;
-        try {
-          k = passes::default_schedule(lowered[i], plans[i].category, serial);
-        } catch (const InternalError&) {
-          throw;
-        } catch (const Error&) {
-          k = lowered[i];
-        }
-      }
-    }
+    if (o.schedule) k = passes::default_schedule(lowered[i], plans[i].category, target);
     k.body = loop::simplify(k.body);
     out.push_back(std::move(k));
   }

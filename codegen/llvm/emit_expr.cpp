@@ -1,8 +1,9 @@
 // Loop-IR expressions -> LLVM IR values. Types map one to one (bool is i1 in
-// registers, i8 in memory; f16/bf16 are LLVM half/bfloat). f16/bf16 arithmetic
-// is done in f32 and rounded back once: f32 has more than 2p+2 bits for both,
-// so the result equals a correctly rounded f16/bf16 operation, and no
-// compiler-rt soft-float helper is needed for bf16.
+// registers, i8 in memory; f16/bf16 are i16 bit patterns, see llvm_internal.h).
+// f16/bf16 arithmetic is done in f32 and rounded back once with the backend's
+// own conversions (float_convert.cpp), as the loop-IR evaluator does: f32 has
+// more than 2p+2 bits for both, so the result equals a correctly rounded
+// f16/bf16 operation, and no soft-float helper is ever called.
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/llvm/emitter.h"
@@ -29,9 +30,8 @@ llvm::Type* scalar_type(llvm::LLVMContext& ctx, DType t) {
     case DType::I64:
       return llvm::Type::getInt64Ty(ctx);
     case DType::F16:
-      return llvm::Type::getHalfTy(ctx);
     case DType::BF16:
-      return llvm::Type::getBFloatTy(ctx);
+      return llvm::Type::getInt16Ty(ctx);
     case DType::F32:
       return llvm::Type::getFloatTy(ctx);
     case DType::F64:
@@ -47,69 +47,6 @@ llvm::Type* memory_type(llvm::LLVMContext& ctx, DType t) {
 llvm::Type* value_type(llvm::LLVMContext& ctx, VType t) {
   llvm::Type* s = scalar_type(ctx, t.dtype);
   return t.lanes > 1 ? llvm::FixedVectorType::get(s, t.lanes) : s;
-}
-
-namespace {
-
-// `t` with its element type replaced by `elem` (vector shape kept).
-llvm::Type* with_element(llvm::Type* t, llvm::Type* elem) {
-  if (auto* v = llvm::dyn_cast<llvm::FixedVectorType>(t)) {
-    return llvm::FixedVectorType::get(elem, v->getNumElements());
-  }
-  return elem;
-}
-
-llvm::Value* bf16_to_f32(llvm::IRBuilder<>& b, llvm::Value* v) {
-  llvm::Type* t = v->getType();
-  llvm::Value* bits = b.CreateBitCast(v, with_element(t, b.getInt16Ty()));
-  llvm::Value* wide = b.CreateShl(b.CreateZExt(bits, with_element(t, b.getInt32Ty())), 16);
-  return b.CreateBitCast(wide, with_element(t, b.getFloatTy()));
-}
-
-// Round to nearest even on the upper 16 bits; NaN stays a (quiet) NaN.
-llvm::Value* f32_to_bf16(llvm::IRBuilder<>& b, llvm::Value* v) {
-  llvm::Type* t = v->getType();
-  llvm::Type* i32 = with_element(t, b.getInt32Ty());
-  llvm::Value* u = b.CreateBitCast(v, i32);
-  llvm::Value* hi = b.CreateLShr(u, 16);
-  llvm::Value* odd = b.CreateAnd(hi, llvm::ConstantInt::get(i32, 1));
-  llvm::Value* rounded =
-      b.CreateLShr(b.CreateAdd(u, b.CreateAdd(odd, llvm::ConstantInt::get(i32, 0x7fff))), 16);
-  llvm::Value* quiet = b.CreateOr(hi, llvm::ConstantInt::get(i32, 0x40));
-  llvm::Value* r = b.CreateSelect(b.CreateFCmpUNO(v, v), quiet, rounded);
-  return b.CreateBitCast(b.CreateTrunc(r, with_element(t, b.getInt16Ty())),
-                         with_element(t, b.getBFloatTy()));
-}
-
-}  // namespace
-
-llvm::Value* convert_float(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DType to) {
-  if (from == to) return v;
-  llvm::LLVMContext& ctx = b.getContext();
-  if (from == DType::BF16) {
-    v = bf16_to_f32(b, v);
-    return convert_float(b, v, DType::F32, to);
-  }
-  if (to == DType::BF16) {
-    if (from == DType::F64) {
-      // One rounding straight from f64 (via f32 would round twice).
-      llvm::Module* m = b.GetInsertBlock()->getModule();
-      llvm::FunctionCallee fn =
-          m->getOrInsertFunction(kF64ToBf16Symbol, b.getInt16Ty(), b.getDoubleTy());
-      llvm::Type* out = with_element(v->getType(), b.getBFloatTy());
-      auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType());
-      if (!vt) return b.CreateBitCast(b.CreateCall(fn, {v}), out);
-      llvm::Value* r = llvm::PoisonValue::get(with_element(v->getType(), b.getInt16Ty()));
-      for (unsigned i = 0; i < vt->getNumElements(); ++i) {
-        r = b.CreateInsertElement(r, b.CreateCall(fn, {b.CreateExtractElement(v, i)}), i);
-      }
-      return b.CreateBitCast(r, out);
-    }
-    if (from == DType::F16) v = b.CreateFPExt(v, with_element(v->getType(), b.getFloatTy()));
-    return f32_to_bf16(b, v);
-  }
-  llvm::Type* target = with_element(v->getType(), scalar_type(ctx, to));
-  return dtype_size(to) > dtype_size(from) ? b.CreateFPExt(v, target) : b.CreateFPTrunc(v, target);
 }
 
 Emitter::Emitter(llvm::Module& module, bool fast_math)
@@ -174,7 +111,7 @@ llvm::Value* Emitter::emit(const Expr& e) {
       return llvm::ConstantInt::get(scalar_type(ctx_, t.dtype), static_cast<uint64_t>(v), true);
     }
     case loop::NodeKind::FloatImm:
-      return llvm::ConstantFP::get(scalar_type(ctx_, t.dtype), e.as<loop::FloatImm>()->value);
+      return float_constant(ctx_, t.dtype, e.as<loop::FloatImm>()->value);
     case loop::NodeKind::Var:
       return lookup_var(e.as<loop::Var>()->name);
     case loop::NodeKind::Cast: {
@@ -232,8 +169,7 @@ llvm::Value* Emitter::emit_cast(llvm::Value* v, VType from, VType to) {
   }
   if (f == DType::Bool) {
     if (!is_floating(t)) return b_.CreateZExt(v, target);
-    llvm::Value* x = b_.CreateUIToFP(v, value_type(ctx_, {DType::F32, to.lanes}));
-    return convert_float(b_, x, DType::F32, t);
+    return int_to_float(b_, v, f, t);
   }
   if (is_floating(f) && is_floating(t)) return convert_float(b_, v, f, t);
   if (is_floating(f)) {
@@ -244,16 +180,7 @@ llvm::Value* Emitter::emit_cast(llvm::Value* v, VType from, VType to) {
     llvm::Value* wide = b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {i64, v->getType()}, {v});
     return t == DType::I64 ? wide : b_.CreateTrunc(wide, target);
   }
-  if (is_floating(t)) {
-    bool sign = is_signed(f);
-    if (t == DType::F32 || t == DType::F64) {
-      return sign ? b_.CreateSIToFP(v, target) : b_.CreateUIToFP(v, target);
-    }
-    // Through f64 (exact below 2^53), then one rounding to f16/bf16.
-    llvm::Type* f64 = value_type(ctx_, {DType::F64, to.lanes});
-    llvm::Value* d = sign ? b_.CreateSIToFP(v, f64) : b_.CreateUIToFP(v, f64);
-    return convert_float(b_, d, DType::F64, t);
-  }
+  if (is_floating(t)) return int_to_float(b_, v, f, t);
   size_t fs = dtype_size(f), ts = dtype_size(t);
   if (ts > fs) return is_signed(f) ? b_.CreateSExt(v, target) : b_.CreateZExt(v, target);
   if (ts < fs) return b_.CreateTrunc(v, target);

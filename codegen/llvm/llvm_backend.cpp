@@ -8,7 +8,6 @@
 // Code is emitted to an object file here (not by LLJIT's own compile layer) so
 // options.cpu/opt_level apply to JIT code exactly as they do to --dump=asm.
 #include <atomic>
-#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -34,7 +33,6 @@
 #include "codegen/backend.h"
 #include "codegen/llvm/llvm_backend.h"
 #include "codegen/llvm/llvm_internal.h"
-#include "kiln/element.h"
 #include "kiln/error.h"
 #include "runtime/thread_pool.h"
 
@@ -42,22 +40,6 @@ namespace kiln::codegen {
 
 namespace llvm_cpu {
 namespace {
-
-// Soft-float helpers LLVM may call for f16 on CPUs without F16C (and always for
-// f64 -> f16), routed to Kiln's own conversions so JIT code and the
-// interpreter round alike. _Float16 makes them use the x86-64 half ABI.
-_Float16 jit_truncsfhf2(float f) {
-  return std::bit_cast<_Float16>(kiln::float_to_half(f));
-}
-_Float16 jit_truncdfhf2(double d) {
-  return std::bit_cast<_Float16>(kiln::double_to_half(d));
-}
-float jit_extendhfsf2(_Float16 h) {
-  return kiln::half_to_float(std::bit_cast<uint16_t>(h));
-}
-uint16_t jit_f64_to_bf16(double d) {
-  return kiln::double_to_bf16(d);
-}
 
 std::mutex& extern_mutex() {
   static std::mutex m;
@@ -112,10 +94,6 @@ llvm::orc::SymbolMap runtime_symbols(llvm::orc::LLJIT& lj) {
         llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
   };
   add(kParallelForSymbol, &kiln_parallel_for);
-  add(kF64ToBf16Symbol, &jit_f64_to_bf16);
-  add("__truncsfhf2", &jit_truncsfhf2);
-  add("__truncdfhf2", &jit_truncdfhf2);
-  add("__extendhfsf2", &jit_extendhfsf2);
   add("malloc", &::malloc);
   add("free", &::free);
   add("memcpy", &::memcpy);

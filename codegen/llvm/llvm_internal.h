@@ -14,17 +14,28 @@
 namespace kiln::codegen::llvm_cpu {
 
 // LLVM type of one element of `t` in registers (bool is i1) and in memory
-// (bool is i8).
+// (bool is i8). f16 and bf16 are i16 bit patterns in both: LLVM's own
+// half/bfloat lowering calls soft-float helpers (__truncsfbf2, __truncdfhf2,
+// ...) that GCC's libgcc may lack, so the backend never uses those types and
+// converts with its own IR (float_convert.cpp).
 llvm::Type* scalar_type(llvm::LLVMContext& ctx, DType t);
 llvm::Type* memory_type(llvm::LLVMContext& ctx, DType t);
 // `scalar_type` widened to `lanes` (a fixed vector when lanes > 1).
 llvm::Type* value_type(llvm::LLVMContext& ctx, loop::VType t);
+// `t` with its element type replaced by `elem` (vector shape kept).
+llvm::Type* with_element(llvm::Type* t, llvm::Type* elem);
 
-// Converts floating `v` of dtype `from` to floating `to` (same lane count).
-// bf16 <-> f32 are emitted as bit manipulation (round to nearest even, NaN kept)
-// so no compiler-rt helper is needed; f64 -> bf16 calls the runtime helper
-// kiln_jit_f64_to_bf16 per lane to round once.
+// Converts floating `v` of dtype `from` to floating `to` (same lane count),
+// bit-exact with kiln::store_double(to, load_as_double(from)): round to nearest
+// even on bit patterns, f64 -> f16/bf16 rounded once (via f32 rounded to odd),
+// NaN kept quiet. Pure IR: no libcalls, vectors lane-wise, fast-math ignored.
 llvm::Value* convert_float(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DType to);
+// Integer (or bool) `v` of dtype `from` to floating `to`, bit-exact with
+// kiln::store_int (i64 -> f16/bf16 rounds once via f32 rounded to odd).
+llvm::Value* int_to_float(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DType to);
+// A scalar constant of floating dtype `t` (f16/bf16 as i16 bits), rounded
+// through float like the loop-IR evaluator's FloatImm.
+llvm::Value* float_constant(llvm::LLVMContext& ctx, DType t, double value);
 
 // Emits lane-wise intrinsic `name` (see loop::Call) with result type `type`.
 // Arguments are already broadcast to the result's lane count.
@@ -46,6 +57,5 @@ inline std::string kernel_symbol(const std::string& name) {
 // Names of the C helpers JIT code may call; the backend registers their
 // addresses with the JIT (see llvm_backend.cpp).
 inline constexpr const char* kParallelForSymbol = "kiln_parallel_for";
-inline constexpr const char* kF64ToBf16Symbol = "kiln_jit_f64_to_bf16";
 
 }  // namespace kiln::codegen::llvm_cpu

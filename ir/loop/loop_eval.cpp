@@ -105,7 +105,11 @@ Lane cast_lane(Lane x, DType from, DType to) {
     } else if (to == DType::F64) {
       r.f = static_cast<double>(x.i);
     } else {
-      r.f = cast_lane(Lane{.f = static_cast<double>(x.i)}, DType::F64, to).f;
+      // One rounding, as kiln::store_int does (via double would round twice
+      // for |x| > 2^53).
+      uint16_t h = 0;
+      store_int(to, &h, x.i);
+      r.f = load_as_double(to, &h);
     }
     return r;
   }

@@ -189,5 +189,74 @@ TEST(Schedule, DefaultScheduleOfAnElementwiseKernel) {
   }
 }
 
+// Static extents around the vector width: the split leaves one chunk (its
+// outer loop folds away) or none, so there may be no loop left to run
+// parallel. Scheduling must not throw and must keep the values.
+TEST(Schedule, DefaultScheduleOfShortStaticLoops) {
+  for (int64_t n : {0, 1, 3, 5, 7, 8, 9}) {
+    auto g = std::make_unique<ir::Graph>("short");
+    ir::Value* x = g->add_input("x", ir::Type::tensor(DType::F32, {n}));
+    g->set_outputs({g->apply1("relu", {x})});
+    LowerOptions packed;
+    packed.strided_inputs = false;
+    std::vector<KernelPlan> plans;
+    std::vector<Kernel> ks = lower_graph(*g, packed, &plans);
+    ASSERT_EQ(ks.size(), 1u) << n;
+    Kernel s;
+    ASSERT_NO_THROW(s = default_schedule(ks[0], plans[0].category)) << "extent " << n;
+    std::string text = to_string(s);
+    if (n == 0) {
+      EXPECT_EQ(text.find("for ("), std::string::npos) << text;
+      EXPECT_EQ(text.find("v0["), std::string::npos) << text;
+    } else if (n == 1) {
+      EXPECT_EQ(text.find("for ("), std::string::npos) << text;  // lowering drops the loop
+      EXPECT_NE(text.find("v0[0] = "), std::string::npos) << text;
+    } else if (n <= 8) {
+      // One masked vector store, no loop.
+      EXPECT_EQ(text.find("for ("), std::string::npos) << text;
+      EXPECT_NE(text.find("v0[ramp(0, 1, 8)"), std::string::npos) << text;
+      EXPECT_EQ(text.find(" if (") == std::string::npos, n == 8) << text;
+    } else {
+      EXPECT_NE(text.find("for (i0_o, 0, 2) parallel {"), std::string::npos) << text;
+    }
+    std::vector<Tensor> in{random_tensor({n}, DType::F32, uint64_t(n) + 1)};
+    EXPECT_TRUE(
+        tensors_close(test::run_kernels(*g, {s}, plans, in)[0], ir::interpret(*g, in)[0], 0, 0))
+        << "extent " << n << "\n"
+        << text;
+    // Serial targets and other widths never throw either.
+    for (int width : {1, 4, 16}) {
+      for (bool parallel : {true, false}) {
+        ScheduleTarget t;
+        t.vector_width = width;
+        t.parallel = parallel;
+        Kernel other;
+        ASSERT_NO_THROW(other = default_schedule(ks[0], plans[0].category, t))
+            << "extent " << n << " width " << width;
+        EXPECT_TRUE(tensors_close(test::run_kernels(*g, {other}, plans, in)[0],
+                                  ir::interpret(*g, in)[0], 0, 0))
+            << "extent " << n << " width " << width;
+      }
+    }
+  }
+}
+
+// An outer dim of extent 1 folds away too: the next loop left runs parallel.
+TEST(Schedule, DefaultScheduleParallelizesTheOutermostLoopLeft) {
+  auto g = std::make_unique<ir::Graph>("row");
+  ir::Value* x = g->add_input("x", ir::Type::tensor(DType::F32, {1, 20}));
+  g->set_outputs({g->apply1("relu", {x})});
+  LowerOptions packed;
+  packed.strided_inputs = false;
+  std::vector<KernelPlan> plans;
+  std::vector<Kernel> ks = lower_graph(*g, packed, &plans);
+  Kernel s = default_schedule(ks[0], plans[0].category);
+  std::string text = to_string(s);
+  EXPECT_NE(text.find("for (i1_o, 0, 3) parallel {"), std::string::npos) << text;
+  std::vector<Tensor> in{random_tensor({1, 20}, DType::F32, 4)};
+  EXPECT_TRUE(
+      tensors_close(test::run_kernels(*g, {s}, plans, in)[0], ir::interpret(*g, in)[0], 0, 0));
+}
+
 }  // namespace
 }  // namespace kiln::passes

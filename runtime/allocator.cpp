@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -60,10 +61,12 @@ CachingAllocator& CachingAllocator::global() {
 size_t CachingAllocator::size_class(size_t nbytes) {
   if (nbytes <= 64) return 64;
   if (nbytes < kSmallLimit) {
-    // Powers of two split in four, so waste stays under 25%.
+    // Powers of two split in four, so waste stays under 25%; classes stay
+    // multiples of 64 because aligned_alloc needs the size to be a multiple of
+    // the alignment.
     size_t p = 64;
     while (p * 2 <= nbytes) p *= 2;
-    size_t step = p / 4;
+    size_t step = std::max<size_t>(64, p / 4);
     return (nbytes + step - 1) / step * step;
   }
   if (nbytes < kHugePage) return (nbytes + 4095) / 4096 * 4096;

@@ -59,7 +59,12 @@ TEST(ParallelFor, CAbi) {
 
 TEST(CachingAllocator, SizeClasses) {
   EXPECT_EQ(CachingAllocator::size_class(1), 64u);
-  EXPECT_EQ(CachingAllocator::size_class(100), 112u);  // 64 + 16-byte steps
+  EXPECT_EQ(CachingAllocator::size_class(100), 128u);  // multiples of 64 (aligned_alloc)
+  EXPECT_EQ(CachingAllocator::size_class(1000), 1024u);
+  EXPECT_EQ(CachingAllocator::size_class(1100), 1280u);  // quarter steps above 1 KiB
+  for (size_t n : {1u, 65u, 700u, 5000u, 200000u}) {
+    EXPECT_EQ(CachingAllocator::size_class(n) % 64, 0u) << n;
+  }
   EXPECT_GE(CachingAllocator::size_class(300000), 300000u);
   EXPECT_EQ(CachingAllocator::size_class(3u << 20), 4u << 20);  // huge-page multiples
 }

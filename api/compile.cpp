@@ -1,5 +1,5 @@
 // kiln::compile and CompiledFunction: the compile pipeline as one readable
-// list (verify -> lower -> schedule -> simplify -> codegen -> executable), the
+// list (verify -> fuse -> lower -> schedule -> simplify -> codegen -> executable), the
 // call path, and the dump stages. Everything is compiled inside compile();
 // a call only checks inputs, plans buffers and launches.
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
 #include "kiln/error.h"
+#include "passes/fuse_elementwise.h"
 #include "passes/schedule/schedule.h"
 
 namespace kiln {
@@ -89,6 +90,13 @@ const CompiledFunction::Impl& checked(const std::shared_ptr<const CompiledFuncti
   return *p;
 }
 
+std::vector<loop::Kernel> lower_fused(const ir::Graph& g, const CompileOptions& o,
+                                      std::vector<passes::KernelPlan>* plans) {
+  passes::FusionOptions fo;
+  fo.fuse = o.fuse;
+  return passes::lower_groups(g, passes::group_kernels(g, fo), passes::LowerOptions{}, plans);
+}
+
 // Scheduling: each kernel by its category (passes/schedule), then simplify.
 std::vector<loop::Kernel> schedule_kernels(const std::vector<loop::Kernel>& lowered,
                                            const std::vector<passes::KernelPlan>& plans,
@@ -125,9 +133,10 @@ CompiledFunction compile(const ir::Graph& source, const CompileOptions& options)
   for (const ir::Value* v : g->outputs()) impl->outputs.push_back(api::value_info(*v));
   if (impl->backend == "interp") return CompiledFunction::from_impl(impl);
 
-  // 2. Lower: one kernel per node (constants fold into their users).
+  // 2. Group nodes into kernels (elementwise fusion) and lower each group
+  //    (constants fold into their users).
   std::vector<passes::KernelPlan> plans;
-  impl->lowered = passes::lower_graph(*g, passes::LowerOptions{}, &plans);
+  impl->lowered = lower_fused(*g, options, &plans);
   // 3. Schedule and simplify.
   impl->scheduled = schedule_kernels(impl->lowered, plans, options);
   // 4. Code generation (or evaluator launchers).
@@ -205,7 +214,7 @@ std::string CompiledFunction::dump(const std::string& stage) const {
   // The interpreter backend lowers nothing at compile time; lower on demand.
   auto lowered = [&](std::vector<passes::KernelPlan>* plans) {
     if (impl.exec) return impl.lowered;
-    return passes::lower_graph(*impl.graph, passes::LowerOptions{}, plans);
+    return lower_fused(*impl.graph, impl.options, plans);
   };
   if (stage == "loops") return kernels_text(lowered(nullptr));
   if (stage == "plan") {

@@ -293,4 +293,9 @@ bool has_lowering(const std::string& name) {
   return name == "constant" || lower::lowering_table().count(name) > 0;
 }
 
+bool has_pointwise_lowering(const std::string& name) {
+  auto it = lower::lowering_table().find(name);
+  return it != lower::lowering_table().end() && bool(it->second.pointwise);
+}
+
 }  // namespace kiln::passes

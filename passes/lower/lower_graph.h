@@ -94,4 +94,8 @@ std::vector<loop::Kernel> lower_graph(const ir::Graph& g, const LowerOptions& op
 // True when op `name` has a lowering.
 bool has_lowering(const std::string& name);
 
+// True when op `name` lowers to an index expression (elementwise and layout
+// ops): its value can be inlined into a consumer in the same kernel.
+bool has_pointwise_lowering(const std::string& name);
+
 }  // namespace kiln::passes

@@ -1,6 +1,7 @@
 // Conformance runner: runs every case of the TorchScript conformance corpus
 // ($KILN_SHARED_DIR/conformance/corpus.json) through the script frontend and
-// the reference interpreter, and compares the outputs with PyTorch's under the
+// a backend (the reference interpreter by default; `--backend llvm` or
+// `--backend loop-eval` compile each case with kiln::compile), and compares the outputs with PyTorch's under the
 // corpus rules (README "Tolerance classes" and "Runner contract").
 //
 // Each case is classified pass / mismatch (ran, wrong shape, dtype or values) /
@@ -8,7 +9,7 @@
 // frontend). Prints one line per case, a summary per category, and finally
 // "N passed, N failed"; exits 1 when any case did not pass.
 //
-// Usage: conformance_runner [-v] [ID_SUBSTRING...]
+// Usage: conformance_runner [-v] [--backend NAME] [ID_SUBSTRING...]
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 
 #include "frontend/frontend.h"
 #include "ir/interpreter.h"
+#include "kiln/compile.h"
 #include "kiln/error.h"
 #include "kiln/tensor.h"
 #include "tests/conformance/json.h"
@@ -116,7 +118,7 @@ struct Result {
   std::string message;
 };
 
-Result run_case(const Json& c, const std::string& root) {
+Result run_case(const Json& c, const std::string& root, const std::string& backend) {
   std::string file = c.at("file").as_string();
   std::string source = read_text(root + "/" + file);
   std::vector<kiln::frontend::ArgBinding> bindings;
@@ -158,7 +160,13 @@ Result run_case(const Json& c, const std::string& root) {
   }
   std::vector<Tensor> outs;
   try {
-    outs = kiln::ir::interpret(*graph, inputs);
+    if (backend == "interp") {
+      outs = kiln::ir::interpret(*graph, inputs);
+    } else {
+      kiln::CompileOptions o;
+      o.backend = backend;
+      outs = kiln::compile(*graph, o)(inputs);
+    }
   } catch (const std::exception& e) {
     return {"error", e.what()};
   }
@@ -183,11 +191,14 @@ Result run_case(const Json& c, const std::string& root) {
 
 int main(int argc, char** argv) {
   bool verbose = false;
+  std::string backend = "interp";
   std::vector<std::string> filters;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-v") {
       verbose = true;
+    } else if (a == "--backend" && i + 1 < argc) {
+      backend = argv[++i];
     } else {
       filters.push_back(a);
     }
@@ -218,7 +229,7 @@ int main(int argc, char** argv) {
     if (!by_category.count(cat)) order.push_back(cat);
     Result r;
     try {
-      r = run_case(c, root);
+      r = run_case(c, root, backend);
     } catch (const std::exception& e) {
       r = {"error", e.what()};
     }

@@ -572,10 +572,16 @@ Val scalar_from_slot(const Expr& var, int64_t slot) {
       v.lanes[0].f = std::bit_cast<double>(slot);
       break;
     case DType::F32:
-    case DType::F16:
-    case DType::BF16:
-      v.lanes[0].f = round_float(t.dtype, std::bit_cast<float>(static_cast<uint32_t>(slot)));
+      v.lanes[0].f = std::bit_cast<float>(static_cast<uint32_t>(slot));
       break;
+    case DType::F16:
+    case DType::BF16: {
+      // The 16-bit pattern sits in the low bits (runtime::Executable packs it
+      // with store_double, and the LLVM backend reads it the same way).
+      uint16_t bits = static_cast<uint16_t>(slot);
+      v.lanes[0].f = load_as_double(t.dtype, &bits);
+      break;
+    }
     default:
       v.lanes[0].i = wrap_int(t.dtype, slot);
       break;
@@ -629,9 +635,13 @@ int64_t pack_scalar(DType t, double value) {
     case DType::F64:
       return std::bit_cast<int64_t>(value);
     case DType::F32:
-    case DType::F16:
-    case DType::BF16:
       return static_cast<int64_t>(std::bit_cast<uint32_t>(static_cast<float>(value)));
+    case DType::F16:
+    case DType::BF16: {
+      int64_t slot = 0;  // the 16-bit pattern in the low bits, as the executable packs it
+      store_double(t, &slot, value);
+      return slot;
+    }
     default:
       return static_cast<int64_t>(value);
   }

@@ -133,6 +133,23 @@ TEST(LoopEval, ScratchLetsLoopsAndKernelScalars) {
   EXPECT_EQ(eval_int(var("n") * make_int(3) + make_int(1), {{"n", 4}}), 13);
 }
 
+TEST(LoopEval, HalfScalarParamsReadTheLow16Bits) {
+  // y[0] = s for an f16 / bf16 scalar parameter packed the way the executable
+  // packs it (store_double into the low bits of the slot).
+  for (DType dt : {DType::F16, DType::BF16}) {
+    Buf y = make_buf("y", dt);
+    Expr s = Var::make({dt, 1}, "s");
+    Kernel k{"put", {y}, {s}, Store::make(y, make_int(0), s)};
+    Tensor out = Tensor::zeros({1}, dt);
+    std::vector<Tensor> bufs{out};
+    int64_t slot = 0;
+    store_double(dt, &slot, -1.75);
+    std::vector<int64_t> scalars{slot};
+    eval_kernel(k, bufs, scalars);
+    EXPECT_EQ(values_of(out), (std::vector<double>{-1.75})) << dtype_name(dt);
+  }
+}
+
 TEST(LoopEval, StridedViewsAreBoundsCheckedAgainstStorage) {
   Buf x = make_buf("x", DType::F32), y = make_buf("y", DType::F32);
   Tensor base = make_tensor({6}, {0, 1, 2, 3, 4, 5});

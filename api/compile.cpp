@@ -42,6 +42,7 @@ const std::vector<DumpStageInfo>& dump_stages() {
       {"llvm", "LLVM IR before optimization"},
       {"llvm-opt", "LLVM IR after the optimization pipeline"},
       {"asm", "target assembly"},
+      {"kernels", "the graph grouped into kernels (after fusion), with the reason for each"},
   };
   return stages;
 }
@@ -90,11 +91,41 @@ const CompiledFunction::Impl& checked(const std::shared_ptr<const CompiledFuncti
   return *p;
 }
 
-std::vector<loop::Kernel> lower_fused(const ir::Graph& g, const CompileOptions& o,
-                                      std::vector<passes::KernelPlan>* plans) {
+std::vector<passes::KernelGroup> fusion_groups(const ir::Graph& g, const CompileOptions& o) {
   passes::FusionOptions fo;
   fo.fuse = o.fuse;
-  return passes::lower_groups(g, passes::group_kernels(g, fo), passes::LowerOptions{}, plans);
+  return passes::group_kernels(g, fo);
+}
+
+std::vector<loop::Kernel> lower_fused(const ir::Graph& g, const CompileOptions& o,
+                                      std::vector<passes::KernelPlan>* plans) {
+  return passes::lower_groups(g, fusion_groups(g, o), passes::LowerOptions{}, plans);
+}
+
+// The groups of a compiled function (computed on demand for "interp").
+std::vector<passes::KernelGroup> groups_of(const CompiledFunction::Impl& impl) {
+  return impl.exec ? impl.groups : fusion_groups(*impl.graph, impl.options);
+}
+
+std::string explain_text(const CompiledFunction::Impl& impl, bool with_nodes) {
+  std::vector<passes::KernelGroup> groups = groups_of(impl);
+  std::vector<passes::KernelPlan> plans;
+  std::vector<loop::Kernel> ks =
+      passes::lower_groups(*impl.graph, groups, passes::LowerOptions{}, &plans);
+  ir::ValueNames names(*impl.graph);
+  std::string s = "kernels: " + std::to_string(ks.size()) + "\n";
+  for (size_t k = 0; k < ks.size(); ++k) {
+    s += "kernel " + std::to_string(k) + " " + ks[k].name + " [" +
+         ir::category_name(plans[k].category) + ", " + std::to_string(groups[k].nodes.size()) +
+         (groups[k].nodes.size() == 1 ? " op" : " ops") + "]\n";
+    for (const ir::Node* n : groups[k].nodes) {
+      s += "  " + (with_nodes ? ir::node_summary(*n, names) : n->op());
+      if (n->loc().known()) s += "  at " + n->loc().str();
+      s += "\n";
+    }
+    s += "  why: " + groups[k].reason + "\n";
+  }
+  return s;
 }
 
 // Scheduling: each kernel by its category (passes/schedule), then simplify.
@@ -136,7 +167,8 @@ CompiledFunction compile(const ir::Graph& source, const CompileOptions& options)
   // 2. Group nodes into kernels (elementwise fusion) and lower each group
   //    (constants fold into their users).
   std::vector<passes::KernelPlan> plans;
-  impl->lowered = lower_fused(*g, options, &plans);
+  impl->groups = fusion_groups(*g, options);
+  impl->lowered = passes::lower_groups(*g, impl->groups, passes::LowerOptions{}, &plans);
   // 3. Schedule and simplify.
   impl->scheduled = schedule_kernels(impl->lowered, plans, options);
   // 4. Code generation (or evaluator launchers).
@@ -199,11 +231,16 @@ std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& inputs,
     stats->skipped = es.skipped;
     stats->reused_buffers = es.reused_buffers;
     stats->allocated_buffers = es.allocated_buffers;
+    stats->allocated_bytes = es.allocated_bytes;
   }
   return out;
 }
 
 // ------------------------------------------------------------------------------- dumps
+
+std::string CompiledFunction::explain() const {
+  return explain_text(checked(impl_), /*with_nodes=*/false);
+}
 
 std::string CompiledFunction::dump(const std::string& stage) const {
   const Impl& impl = checked(impl_);
@@ -216,6 +253,7 @@ std::string CompiledFunction::dump(const std::string& stage) const {
     if (impl.exec) return impl.lowered;
     return lower_fused(*impl.graph, impl.options, plans);
   };
+  if (stage == "kernels") return explain_text(impl, /*with_nodes=*/true);
   if (stage == "loops") return kernels_text(lowered(nullptr));
   if (stage == "plan") {
     KILN_USER_CHECK(impl.exec,

@@ -139,10 +139,16 @@ class Grouper {
       }
     }
     if (target < 0) {
-      new_group(n, candidates.empty()
-                       ? "no pointwise producer to fuse into (inputs come from graph inputs, "
-                         "constants or non-pointwise kernels)"
-                       : "fusing into a producer kernel would form a cycle through another kernel");
+      std::string why;
+      if (!candidates.empty()) {
+        why = "fusing into a producer kernel would form a cycle through another kernel";
+      } else if (!producers.empty()) {
+        why = "its producers run in " + groups_[size_t(*producers.rbegin())].nodes.front()->op() +
+              "-rooted kernels; epilogues are not fused into reductions or contractions yet";
+      } else {
+        why = "reads only graph inputs and constants: starts a kernel";
+      }
+      new_group(n, why);
       return;
     }
     append(target, n);

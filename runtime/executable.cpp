@@ -431,6 +431,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs,
     } else {
       storage = CachingAllocator::global().allocate(nbytes);
       ++local.allocated_buffers;
+      local.allocated_bytes += int64_t(nbytes);
     }
     return Tensor(std::move(storage), s.dtype, shape, contiguous_strides(shape));
   };

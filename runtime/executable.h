@@ -104,6 +104,9 @@ struct ExecutableStats {
   int64_t skipped = 0;         // kernels skipped because everything they write is empty
   int64_t reused_buffers = 0;  // planned buffers served from a dead buffer of this call
   int64_t allocated_buffers = 0;
+  // Bytes of the buffers this call allocated (outputs and intermediates after
+  // liveness-based reuse): the peak memory the plan needs beyond the inputs.
+  int64_t allocated_bytes = 0;
 };
 
 class Executable {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kiln/kiln.h"
+#include "kiln/optimize.h"
 
 namespace kiln::cli {
 
@@ -24,6 +25,7 @@ int cmd_check(const Args& args);
 int cmd_run(const Args& args);
 int cmd_dump(const Args& args);
 int cmd_show(const Args& args);
+int cmd_explain(const Args& args);
 
 // Reads one subcommand's arguments left to right. Options are `--name value` or
 // `--name=value`; anything not starting with '-' is positional.
@@ -44,6 +46,16 @@ class ArgReader {
   const Args& args_;
   size_t pos_ = 0;
 };
+
+// --- graph pipeline flags (run, dump) ----------------------------------------------------
+
+// Consumes --print-after-all, --print-after=PASS or --time-passes into `o`;
+// false when the next argument is none of them. An unknown PASS is an error
+// listing the passes.
+bool read_pipeline_flag(ArgReader& r, OptimizeOptions* o);
+bool any_pipeline_flag(const OptimizeOptions& o);
+// The help lines for those flags; `where` says where their output goes.
+std::string pipeline_flags_help(const std::string& where);
 
 // --- input specs ------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ constexpr Command kCommands[] = {
     {"check", "parse and verify a .kir graph and print it", cmd_check, false},
     {"run", "run a graph or script function on inputs", cmd_run, false},
     {"dump", "print one compilation stage (ast, graph)", cmd_dump, false},
+    {"explain", "list the kernels of a compiled function and why they are so", cmd_explain, false},
     {"help", "show help for kiln or for one command", cmd_help, false},
     {"show", "print the shape, dtype and values of a .npy file", cmd_show, true},
 };

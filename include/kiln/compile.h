@@ -61,6 +61,7 @@ struct CallStats {
   int64_t skipped = 0;         // kernels skipped (all they write is empty)
   int64_t reused_buffers = 0;  // buffers that took the memory of a dead intermediate
   int64_t allocated_buffers = 0;
+  int64_t allocated_bytes = 0;  // outputs + intermediates after buffer reuse
 };
 
 class CompiledFunction {
@@ -81,6 +82,12 @@ class CompiledFunction {
   // caching allocator; an output that is an input is returned as is.
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, CallStats* stats = nullptr) const;
+
+  // Why the function has the kernels it has: a first line `kernels: N`, then
+  // for each kernel its name, category, the source ops in it (with their
+  // file:line:col when the graph came from a script) and why the kernel
+  // boundary is where it is.
+  std::string explain() const;
 
   // Text of one stage (see dump_stages()); kiln::Error naming the valid
   // stages for an unknown one, or when the backend has no such stage.

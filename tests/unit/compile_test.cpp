@@ -271,7 +271,7 @@ TEST_P(Compile, DumpStages) {
   std::string e = error_of([&] { f.dump("bogus"); });
   EXPECT_EQ(e,
             "dump: unknown stage 'bogus' (stages: loops, loops-scheduled, plan, llvm, "
-            "llvm-opt, asm)");
+            "llvm-opt, asm, kernels)");
 #ifdef KILN_WITH_LLVM
   EXPECT_TRUE(contains(f.dump("llvm"), "define"));
 #endif

@@ -1,0 +1,44 @@
+// The Kiln side of each throughput row, and the functions the compile-latency
+// rows compile. Each row builds its graph with the C++ builder, compiles it
+// once, checks a sample of the output against a double-precision reference,
+// then times calls.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "bench/bench_util.h"
+#include "kiln/kiln.h"
+
+namespace kiln::bench {
+
+struct RowResult {
+  Samples samples;
+  double bytes = 0;      // counted bytes per call
+  double max_err = 0;    // worst |got - want| / (1e-5 + 1e-4 |want|) on the checked sample
+  bool ok = false;       // max_err <= 1
+  int kernels = 0;       // kernels in the compiled function
+  double compile_s = 0;  // the one compile this row did
+};
+
+// y = x * 1.5 + 0.25 over n f32: 8 bytes per element.
+kiln::Function stream_function(int64_t n);
+// y = sigmoid(x * 0.75 - 0.5) * tanh(x) + 0.5 * x over n f32.
+kiln::Function chain_function(int64_t n);
+kiln::Function softmax_function(int64_t rows, int64_t cols);
+kiln::Function layer_norm_function(int64_t rows, int64_t cols);
+
+// The bandwidth rows alternate each timed call with `companion` (a triad pass,
+// timed into *companion_out; see time_reps_alternating).
+struct Companion {
+  std::function<void()> fn;
+  Samples* out = nullptr;
+};
+
+RowResult run_stream(int64_t n, int reps, const Companion& triad);
+RowResult run_chain(int64_t n, int reps);
+RowResult run_softmax(int64_t rows, int64_t cols, int reps, const Companion& triad);
+RowResult run_layer_norm(int64_t rows, int64_t cols, int reps, const Companion& triad);
+
+}  // namespace kiln::bench

@@ -1,0 +1,167 @@
+// kiln_bench — Kiln's side of bench/: memory bandwidth (STREAM triad), Kiln's
+// throughput rows and compile latency, printed as one JSON object that
+// scripts/bench merges with bench/peers.py's output into the table.
+//
+//   kiln_bench [--quick | --smoke] [--threads N] [--json FILE]
+//   kiln_bench --first-compile          (internal: one fresh-process compile)
+//
+// --quick keeps every size and runs fewer repetitions; --smoke runs tiny sizes
+// once and exits non-zero if any result is wrong (a check that the bench builds
+// and runs, not a measurement). The thread count (default 2) goes to the triad
+// and to Kiln's pool through KILN_NUM_THREADS, which must be set before Kiln's
+// first call, hence here.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "bench/bench_util.h"
+#include "bench/compile_latency.h"
+#include "bench/kiln_rows.h"
+#include "bench/stream_triad.h"
+#include "kiln/kiln.h"
+#include "runtime/thread_pool.h"
+
+namespace {
+
+using kiln::bench::Json;
+
+Json row_json(const kiln::bench::RowResult& r) {
+  Json j;
+  return j.samples("time", r.samples)
+      .num("bytes", r.bytes)
+      .num("max_err", r.max_err)
+      .boolean("ok", r.ok)
+      .num("kernels", r.kernels)
+      .num("compile_s", r.compile_s);
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: kiln_bench [--quick | --smoke] [--threads N] [--json FILE]\n"
+               "       kiln_bench --first-compile\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int64_t t_main = kiln::bench::monotonic_ns();
+  if (argc == 2 && std::string(argv[1]) == "--first-compile") {
+    return kiln::bench::first_compile_child(t_main);
+  }
+
+  kiln::bench::Plan plan;
+  bool smoke = false;
+  int threads = 2;
+  std::string json_path;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--quick") {
+      plan = {true, 3, 5, 5, 3, 3, 5};
+    } else if (a == "--smoke") {
+      smoke = true;
+      plan = {true, 2, 2, 2, 2, 1, 2};
+    } else if (a == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+      if (threads < 1) return usage();
+    } else if (a == "--json" && i + 1 < argc) {
+      json_path = argv[++i];
+    } else {
+      return usage();
+    }
+  }
+
+  // Before Kiln's first call: the pool reads KILN_NUM_THREADS once, and the disk
+  // cache gets a private directory so (3) never reads a stale entry.
+  setenv("KILN_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  unsetenv("KILN_CACHE");
+  std::string cache_dir_template =
+      (std::filesystem::temp_directory_path() / "kiln-bench-cache-XXXXXX").string();
+  const char* cache_dir = mkdtemp(cache_dir_template.data());
+  if (cache_dir) setenv("KILN_CACHE_DIR", cache_dir, 1);
+
+  int status = 0;
+  try {
+    // Sizes: arrays far beyond the 32 MiB LLC of the machine the README shows
+    // (the triad's three arrays are 3 x 128 MiB), unless --smoke.
+    const int64_t stream_n = smoke ? int64_t(1) << 16 : int64_t(1) << 25;
+    const int64_t chain_n = smoke ? int64_t(1) << 16 : int64_t(1) << 24;
+    const int64_t rows = smoke ? 64 : 4096, cols = smoke ? 256 : 4096;
+
+    Json out;
+    out.num("threads", threads)
+        .num("kiln_pool_threads", kiln::num_threads())
+        .num("hardware_threads", std::thread::hardware_concurrency())
+        .boolean("quick", plan.quick)
+        .boolean("smoke", smoke);
+    // The triad runs alone first, then once before every timed call of the
+    // bandwidth rows (stream, softmax, layer norm): its best of all those passes
+    // is the bandwidth each "% of triad" divides by.
+    std::fprintf(stderr, "kiln_bench: triad...\n");
+    kiln::bench::Samples triad_samples;
+    double triad_bytes = 0;
+    bool triad_ok = false;
+    bool all_ok = true;
+    {
+      kiln::bench::Triad triad(stream_n, threads);
+      kiln::bench::Companion companion{[&] { triad.pass(); }, &triad_samples};
+      triad_samples = kiln::bench::time_reps(/*warmup=*/2, plan.triad_reps, companion.fn);
+      triad_bytes = triad.bytes();
+      triad_ok = triad.ok();
+
+      std::fprintf(stderr, "kiln_bench: stream...\n");
+      auto stream = kiln::bench::run_stream(stream_n, plan.stream_reps, companion);
+      out.obj("stream", row_json(stream).num("n", double(stream_n)));
+      std::fprintf(stderr, "kiln_bench: softmax...\n");
+      auto softmax = kiln::bench::run_softmax(rows, cols, plan.norm_reps, companion);
+      out.obj("softmax", row_json(softmax).num("rows", double(rows)).num("cols", double(cols)));
+      std::fprintf(stderr, "kiln_bench: layer norm...\n");
+      auto layer_norm = kiln::bench::run_layer_norm(rows, cols, plan.norm_reps, companion);
+      out.obj("layer_norm",
+              row_json(layer_norm).num("rows", double(rows)).num("cols", double(cols)));
+      all_ok = stream.ok && softmax.ok && layer_norm.ok && triad_ok && triad.ok();
+    }
+    Json tj;
+    out.obj("triad", tj.samples("time", triad_samples)
+                         .num("bytes", triad_bytes)
+                         .num("n", double(stream_n))
+                         .boolean("ok", triad_ok));
+    std::fprintf(stderr, "kiln_bench: chain...\n");
+    auto chain = kiln::bench::run_chain(chain_n, plan.chain_reps);
+    out.obj("chain", row_json(chain).num("n", double(chain_n)));
+    all_ok = all_ok && chain.ok;
+
+    std::fprintf(stderr, "kiln_bench: compile latency...\n");
+    out.obj("compile", kiln::bench::run_compile_latency(plan.compile_reps));
+    // This very binary, whatever path or PATH lookup started it.
+    std::error_code ec;
+    std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    Json first = kiln::bench::run_first_compile(ec ? std::string(argv[0]) : self, plan.spawn_reps);
+    all_ok = all_ok && first.dump().find("\"error\"") == std::string::npos;
+    out.obj("first_compile", first);
+    out.boolean("all_ok", all_ok);
+
+    std::string text = out.dump() + "\n";
+    if (json_path.empty()) {
+      std::cout << text;
+    } else {
+      std::ofstream(json_path) << text;
+    }
+    if (!all_ok) {
+      std::fprintf(stderr, "kiln_bench: some results were wrong (see \"ok\" in the JSON)\n");
+      status = 1;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kiln_bench: %s\n", e.what());
+    status = 1;
+  }
+  if (cache_dir) {
+    std::error_code ec;
+    std::filesystem::remove_all(cache_dir, ec);
+  }
+  return status;
+}

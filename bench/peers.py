@@ -1,0 +1,277 @@
+#!/usr/bin/python3
+# Kiln's peers for bench/: Halide (Debian's python3-halide, JIT), PyTorch eager
+# and NumPy, measured on the same problems as kiln_bench. Prints one JSON
+# object; scripts/bench merges it with kiln_bench's into the table.
+#
+#   /usr/bin/python3 bench/peers.py [--quick | --smoke] [--threads N] [--json FILE]
+#   /usr/bin/python3 bench/peers.py --halide-first-compile   (internal)
+#
+# Run with Debian's /usr/bin/python3 (that is where python3-numpy, -torch and
+# -halide live). Each peer that fails to import or run reports {"error": ...}
+# instead of stopping the others. Timing: each call timed on its own with
+# time.perf_counter_ns, after warm-up calls; min and median of N are reported.
+# Outputs are preallocated where the library allows it (Halide realize into a
+# Buffer, torch/numpy out=), so no timed call pays for fresh pages.
+import json
+import os
+import subprocess
+import sys
+import time
+
+T_START_NS = time.monotonic_ns()  # first thing: the fresh-process Halide row starts here
+
+THREADS = 2
+for i, a in enumerate(sys.argv):
+    if a == "--threads" and i + 1 < len(sys.argv):
+        THREADS = int(sys.argv[i + 1])
+# Halide's runtime reads HL_NUM_THREADS when its thread pool starts.
+os.environ.setdefault("HL_NUM_THREADS", str(THREADS))
+
+# The chain: y = sigmoid(x * A + B) * tanh(x) + 0.5 * x, as in bench/kiln_rows.cpp.
+A, B = 0.75, -0.5
+
+
+def stats(samples):
+    s = sorted(samples)
+    n = len(s)
+    med = s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+    return {"min_s": s[0], "median_s": med, "reps": n, "all_s": samples}
+
+
+def time_reps(fn, warmup, reps):
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(reps):
+        t0 = time.perf_counter_ns()
+        fn()
+        out.append((time.perf_counter_ns() - t0) * 1e-9)
+    return stats(out)
+
+
+def guarded(fn):
+    try:
+        return fn()
+    except Exception as e:  # a missing or broken peer is reported, not fatal
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
+def max_err(got, want):
+    """Worst error as a fraction of the tolerance 1e-5 + 1e-4 |want| (as kiln_bench)."""
+    import numpy as np
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    return float(np.max(np.abs(got - want) / (1e-5 + 1e-4 * np.abs(want))))
+
+
+def chain_reference(x):
+    import numpy as np
+    v = x.astype(np.float64)
+    return 1.0 / (1.0 + np.exp(-(v * A + B))) * np.tanh(v) + 0.5 * v
+
+
+# --- Halide ---------------------------------------------------------------------
+
+
+def halide_chain_pipeline(tanh_from_exp=True):
+    """The chain as a Halide Func with a vectorize(8) + parallel schedule.
+
+    Halide 14's hl.tanh on f32 calls the scalar libm tanhf lane by lane, which
+    makes it ~20x slower than the rest of the chain; a Halide user after speed
+    writes tanh from hl.exp (a vectorised polynomial), as here by default. Both
+    pipelines are measured; the faster one is the peer Kiln is compared with.
+    """
+    import halide as hl
+    x, xo, xi = hl.Var("x"), hl.Var("xo"), hl.Var("xi")
+    inp = hl.ImageParam(hl.Float(32), 1, "inp")
+    f = hl.Func("chain")
+    v = inp[x]
+    z = v * hl.f32(A) + hl.f32(B)
+    if tanh_from_exp:
+        # tanh|v| = (1 - e) / (1 + e) with e = exp(-2|v|) <= 1 (never overflows),
+        # then the sign of v.
+        e = hl.exp(hl.f32(-2.0) * hl.abs(v))
+        th_abs = (hl.f32(1.0) - e) / (hl.f32(1.0) + e)
+        th = hl.select(v < hl.f32(0.0), -th_abs, th_abs)
+    else:
+        th = hl.tanh(v)
+    f[x] = hl.f32(1.0) / (hl.f32(1.0) + hl.exp(-z)) * th + hl.f32(0.5) * v
+    # 16 Ki-element tasks: enough of them to balance two threads, each long
+    # enough that task overhead is noise; 8 f32 lanes fill one AVX2 register.
+    f.split(x, xo, xi, 16384, hl.TailStrategy.GuardWithIf).parallel(xo).vectorize(xi, 8)
+    return f, inp
+
+
+def halide_chain(n, reps, tanh_from_exp):
+    import halide as hl
+    import numpy as np
+    f, inp = halide_chain_pipeline(tanh_from_exp)
+    t0 = time.perf_counter_ns()
+    f.compile_jit()
+    compile_s = (time.perf_counter_ns() - t0) * 1e-9
+    x = np.random.default_rng(2).standard_normal(n).astype(np.float32)
+    inp.set(hl.Buffer(x))
+    out = hl.Buffer(hl.Float(32), [n])
+    f.realize(out)
+    got = np.array(out, copy=True)
+    err = max_err(got[::997], chain_reference(x[::997]))
+    r = {"time": time_reps(lambda: f.realize(out), 3, reps), "max_err": err, "ok": err <= 1.0,
+         "compile_s": compile_s, "target": str(hl.get_jit_target_from_environment()),
+         "schedule": "split(x, 16384).parallel(xo).vectorize(xi, 8)",
+         "tanh": "from hl.exp" if tanh_from_exp else "hl.tanh",
+         "threads": os.environ.get("HL_NUM_THREADS")}
+    return r
+
+
+def halide_first_compile_child():
+    """One fresh-process compile_jit of the chain; prints monotonic stamps."""
+    import halide  # noqa: F401  (import time is part of from-spawn only)
+    t_imported = time.monotonic_ns()
+    f, _ = halide_chain_pipeline()
+    f.compile_jit()
+    t_done = time.monotonic_ns()
+    print(json.dumps({"t_start_ns": T_START_NS, "t_imported_ns": t_imported, "t_done_ns": t_done}))
+
+
+def halide_first_compile(reps):
+    in_process, from_spawn = [], []
+    for _ in range(reps):
+        t_spawn = time.monotonic_ns()
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--halide-first-compile"],
+                             check=True, capture_output=True, text=True).stdout
+        d = json.loads(out.strip().splitlines()[-1])
+        in_process.append((d["t_done_ns"] - d["t_imported_ns"]) * 1e-9)
+        from_spawn.append((d["t_done_ns"] - t_spawn) * 1e-9)
+    return {"in_process": stats(in_process), "from_spawn": stats(from_spawn)}
+
+
+# --- PyTorch eager ----------------------------------------------------------------
+
+
+def torch_rows(chain_n, rows, cols, reps, norm_reps):
+    import numpy as np
+    import torch
+    torch.set_num_threads(THREADS)
+    info = {"version": torch.__version__, "threads": torch.get_num_threads(),
+            "capability": os.environ.get("ATEN_CPU_CAPABILITY", "default")}
+    info["config_capability"] = next(
+        (ln.split(":", 1)[1].strip() for ln in torch.__config__.show().splitlines()
+         if "CPU capability usage" in ln), "?")
+
+    def chain():
+        x = torch.from_numpy(np.random.default_rng(2).standard_normal(chain_n).astype(np.float32))
+        t, u, y = torch.empty_like(x), torch.empty_like(x), torch.empty_like(x)
+
+        def run():
+            torch.mul(x, A, out=t)
+            t.add_(B)
+            torch.sigmoid(t, out=t)
+            torch.tanh(x, out=u)
+            t.mul_(u)
+            torch.add(t, x, alpha=0.5, out=y)
+
+        run()
+        err = max_err(y.numpy()[::997], chain_reference(x.numpy()[::997]))
+        return {"time": time_reps(run, 3, reps), "max_err": err, "ok": err <= 1.0}
+
+    def softmax():
+        x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(3))
+        y = torch.empty_like(x)
+        r = {"time_out": time_reps(lambda: torch.softmax(x, 1, out=y), 3, norm_reps),
+             "time_alloc": time_reps(lambda: torch.softmax(x, 1), 3, norm_reps)}
+        best = min(("time_out", "time_alloc"), key=lambda k: r[k]["min_s"])
+        r["time"], r["variant"] = r[best], best
+        return r
+
+    def layer_norm():
+        x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(4))
+        w = torch.randn(cols, generator=torch.Generator().manual_seed(5))
+        b = torch.randn(cols, generator=torch.Generator().manual_seed(6))
+        fn = torch.nn.functional.layer_norm
+        # layer_norm has no out= form: each call allocates its output.
+        return {"time": time_reps(lambda: fn(x, (cols,), w, b, 1e-5), 3, norm_reps),
+                "variant": "time_alloc"}
+
+    def alloc_touch():
+        # What a fresh rows x cols output costs before any work: allocate and
+        # first-touch (torch.empty + zero_). Allocating calls pay this; on a VM
+        # page faults are dear, so the report shows it next to them.
+        return {"time": time_reps(lambda: torch.empty(rows, cols).zero_(), 2, norm_reps)}
+
+    info["chain"] = guarded(chain)
+    info["alloc_touch"] = guarded(alloc_touch)
+    info["softmax"] = guarded(softmax)
+    info["layer_norm"] = guarded(layer_norm)
+    return info
+
+
+# --- NumPy ------------------------------------------------------------------------
+
+
+def numpy_chain(n, reps):
+    import numpy as np
+    x = np.random.default_rng(2).standard_normal(n).astype(np.float32)
+    t, u, y = np.empty_like(x), np.empty_like(x), np.empty_like(x)
+
+    def run():
+        np.multiply(x, np.float32(-A), out=t)  # t = -(x*A + B), so exp(t) is the sigmoid's
+        np.subtract(t, np.float32(B), out=t)
+        np.exp(t, out=t)
+        np.add(t, np.float32(1), out=t)
+        np.reciprocal(t, out=t)
+        np.tanh(x, out=u)
+        np.multiply(t, u, out=t)
+        np.multiply(x, np.float32(0.5), out=u)
+        np.add(t, u, out=y)
+
+    run()
+    err = max_err(y[::997], chain_reference(x[::997]))
+    return {"version": np.__version__, "time": time_reps(run, 3, reps), "max_err": err,
+            "ok": err <= 1.0, "threads": 1}
+
+
+def debian_versions():
+    """The Debian package versions of the peers (torch.__version__ says 1.13.0a0 there)."""
+    names = ["python3-halide", "python3-torch", "python3-numpy"]
+    try:
+        text = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}\\n"] + names,
+                              capture_output=True, text=True).stdout
+        return dict(line.split(" ", 1) for line in text.splitlines() if " " in line)
+    except OSError:
+        return {}
+
+
+def main():
+    args = sys.argv[1:]
+    if args == ["--halide-first-compile"]:
+        halide_first_compile_child()
+        return 0
+    quick, smoke = "--quick" in args, "--smoke" in args
+    reps, norm_reps, spawn_reps = (30, 15, 10)
+    if quick:
+        reps, norm_reps, spawn_reps = (5, 3, 3)
+    if smoke:
+        reps, norm_reps, spawn_reps = (2, 2, 1)
+    chain_n = 1 << (16 if smoke else 24)
+    rows, cols = (64, 256) if smoke else (4096, 4096)
+    out = {"python": sys.version.split()[0], "threads": THREADS, "chain_n": chain_n,
+           "rows": rows, "cols": cols, "packages": debian_versions()}
+    print("peers.py: halide...", file=sys.stderr)
+    out["halide"] = guarded(lambda: halide_chain(chain_n, reps, tanh_from_exp=True))
+    out["halide_libm_tanh"] = guarded(lambda: halide_chain(chain_n, reps, tanh_from_exp=False))
+    out["halide_first_compile"] = guarded(lambda: halide_first_compile(spawn_reps))
+    print("peers.py: torch...", file=sys.stderr)
+    out["torch"] = guarded(lambda: torch_rows(chain_n, rows, cols, reps, norm_reps))
+    print("peers.py: numpy...", file=sys.stderr)
+    out["numpy"] = guarded(lambda: numpy_chain(chain_n, reps))
+    text = json.dumps(out) + "\n"
+    if "--json" in args:
+        with open(args[args.index("--json") + 1], "w") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,278 @@
+#!/usr/bin/python3
+# Merges kiln_bench's and peers.py's JSON into one Markdown table, prints it,
+# and (with --readme) rewrites the marked results section of bench/README.md.
+#
+#   bench/report.py --kiln kiln.json --peers peers.json [--readme bench/README.md] [--title T]
+#
+# Every ratio and percentage uses the minimum of N (best of N, as STREAM
+# reports); medians are shown next to minima. A target is "met" only when both
+# sides were measured in this run; a row that could not be measured says so.
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import subprocess
+
+BEGIN = "<!-- bench:results:begin (written by scripts/bench; edits here are overwritten) -->"
+END = "<!-- bench:results:end -->"
+
+
+def machine():
+    model, flags = "?", ""
+    with open("/proc/cpuinfo") as fh:
+        for ln in fh:
+            if ln.startswith("model name") and model == "?":
+                model = ln.split(":", 1)[1].strip()
+            elif ln.startswith("flags") and not flags:
+                flags = ln.split(":", 1)[1]
+    lscpu = {}
+    try:
+        for ln in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+            k, _, v = ln.partition(":")
+            lscpu[k.strip()] = v.strip()
+    except OSError:
+        pass
+    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    isa = "avx512f" if " avx512f" in flags else "avx2" if " avx2" in flags else "sse"
+    desc = (f"{model} (family {lscpu.get('CPU family', '?')}, model {lscpu.get('Model', '?')}), "
+            f"{os.cpu_count()} cores, L3 {lscpu.get('L3 cache', '?')}, {mem_gib:.0f} GiB RAM, "
+            f"widest vector ISA {isa}, {lscpu.get('Hypervisor vendor', 'bare metal')} "
+            f"{'guest' if 'Hypervisor vendor' in lscpu else ''}".rstrip())
+    return desc, platform.release()
+
+
+def git_rev(root):
+    try:
+        rev = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        return rev + (" + uncommitted changes" if dirty else "")
+    except OSError:
+        return "?"
+
+
+def t(d, key="time"):
+    """(min, median, N) seconds of a samples object, or None when absent or failed."""
+    if not isinstance(d, dict) or "error" in d or key not in d:
+        return None
+    s = d[key]
+    return (s["min_s"], s["median_s"], int(s["reps"]))
+
+
+def ms(x):
+    if x is None:
+        return "n/a"
+    a, b, n = x
+    if a < 1e-3:
+        return f"{a * 1e6:.1f} / {b * 1e6:.1f} us (N={n})"
+    return f"{a * 1e3:.2f} / {b * 1e3:.2f} ms (N={n})"
+
+
+def one(x, which=0):
+    """One of (min, median, N) seconds (0: min, 1: median), alone."""
+    if x is None:
+        return "n/a"
+    v = x[which]
+    return f"{v * 1e6:.1f} us" if v < 1e-3 else f"{v * 1e3:.2f} ms"
+
+
+def gbs(x, nbytes):
+    if x is None:
+        return "n/a"
+    return f"{nbytes / x[0] / 1e9:.1f} / {nbytes / x[1] / 1e9:.1f} GB/s (N={x[2]})"
+
+
+def pow2(n):
+    n = int(n)
+    return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 else str(n)
+
+
+def kernels(row):
+    n = int(row.get("kernels", 0))
+    return f"{n} kernel" + ("" if n == 1 else "s")
+
+
+def verdict(value, target, higher_is_better=True):
+    if value is None:
+        return "not measured"
+    ok = value >= target if higher_is_better else value <= target
+    return "yes" if ok else "**no**"
+
+
+def build_table(k, p):
+    """Rows of (short name, row, kiln, peer, result, target, met)."""
+    rows = []
+
+    def add(short, *cells):
+        rows.append((short,) + cells)
+
+    triad = t(k.get("triad"))
+    triad_bw = k["triad"]["bytes"] / triad[0] if triad else None
+    add("triad", f"STREAM triad `a[i] = b[i] + s*c[i]`, f32, 3 x {pow2(k['triad']['n'])} elements "
+        f"(3 x 4 B/element), {k['threads']} threads", gbs(triad, k["triad"]["bytes"]), "—",
+        f"{triad_bw / 1e9:.1f} GB/s (best)" if triad_bw else "n/a", "reference", "")
+
+    def pct_triad(row):
+        x = t(row)
+        return None if x is None or not triad_bw else 100 * row["bytes"] / x[0] / triad_bw
+
+    s = k["stream"]
+    pct = pct_triad(s)
+    add("y = x*a + b % of triad",
+        f"`y = x*a + b`, {pow2(s['n'])} f32 (8 B/element), Kiln ({kernels(s)})",
+        gbs(t(s), s["bytes"]), "—", "n/a" if pct is None else f"{pct:.0f}% of triad",
+        ">= 85% of triad", verdict(pct, 85))
+
+    c = k["chain"]
+    kc = t(c)
+    chain_label = f"`sigmoid(x*a + b) * tanh(x) + 0.5*x`, {pow2(c['n'])} f32"
+    for short, name, peer, target in (
+            ("chain vs Halide", "Halide (JIT, vectorize(8) + parallel, tanh from hl.exp)",
+             p.get("halide"), 1.0),
+            ("chain vs Halide hl.tanh", "Halide, same with `hl.tanh` (scalar libm tanhf)",
+             p.get("halide_libm_tanh"), None),
+            ("chain vs PyTorch", "PyTorch eager (out=, 2 threads)",
+             (p.get("torch") or {}).get("chain"), 5.0),
+            ("chain vs NumPy", "NumPy (out=, 1 thread)", p.get("numpy"), None)):
+        pt = t(peer)
+        ratio = pt[0] / kc[0] if pt and kc else None
+        err = f" ({peer['error']})" if isinstance(peer, dict) and "error" in peer else ""
+        add(short, f"{chain_label}: Kiln ({kernels(c)}) vs {name}", ms(kc), ms(pt) + err,
+            "n/a" if ratio is None else f"{ratio:.2f}x",
+            f">= {target:g}x" if target else "(no target)",
+            verdict(ratio, target) if target else "")
+
+    torch = p.get("torch") or {}
+    for key, label in (("softmax", "row softmax"),
+                       ("layer_norm", "layer norm (with weight, bias)")):
+        r = k[key]
+        kt = t(r)
+        peer = torch.get(key)
+        pt = t(peer)
+        ratio = pt[0] / kt[0] if pt and kt else None
+        pct = pct_triad(r)
+        variant = ""
+        if isinstance(peer, dict) and "variant" in peer:
+            variant = ", out=" if peer["variant"] == "time_out" else ", allocating"
+        err = f" ({peer['error']})" if isinstance(peer, dict) and "error" in peer else ""
+        short = label.split(" (")[0]
+        add(f"{short} vs PyTorch", f"{label}, {r['rows']}x{r['cols']} f32: Kiln ({kernels(r)}) "
+            f"vs PyTorch eager (2 threads{variant})", ms(kt), ms(pt) + err,
+            "n/a" if ratio is None else f"{ratio:.2f}x", ">= 1.6x", verdict(ratio, 1.6))
+        add(f"{short} % of triad", f"{label}: Kiln bandwidth (1 read + 1 write = 8 B/element)",
+            gbs(kt, r["bytes"]), "—", "n/a" if pct is None else f"{pct:.0f}% of triad",
+            ">= 60% of triad", verdict(pct, 60))
+
+    fc = k.get("first_compile", {})
+    hfc = p.get("halide_first_compile", {})
+    kin = t(fc, "in_process")
+    add("compile (1) fresh process", "compile (1): chain, first compile in a fresh process, first "
+        "Kiln call -> compiled (LLVM start-up included); peer: Halide's first `compile_jit` after "
+        "`import halide`", ms(kin), ms(t(hfc, "in_process")), one(kin, 1) + " (median)",
+        "<= 100 ms", verdict(kin and kin[1] * 1e3, 100, False))
+    kfs = t(fc, "from_spawn")
+    add("compile (1') from spawn", "compile (1'): same, from spawn (exec, loading, static init; "
+        "Halide: python start-up and `import halide`)", ms(kfs), ms(t(hfc, "from_spawn")),
+        one(kfs, 1) + " (median)", "(no target)", "")
+    comp = k.get("compile", {})
+    for key, label, target_ms, tgt in (
+            ("cold", "compile (2): cold, in-memory cache cleared, disk cache off", 20, "<= 20 ms"),
+            ("disk", "compile (3): load from the disk cache (in-memory cleared)", 2, "<= 2 ms"),
+            ("memory", "compile (4): in-memory cache hit", 0.05, "<= 50 us")):
+        x = t(comp, key)
+        note = ""
+        if x is None and key == "disk":
+            note = f" ({comp.get('disk_note', 'not measured')})"
+        add(label.split(":")[0] + " " + key, label, ms(x) + note, "—",
+            one(x, 1) + (" (median)" if x else ""), tgt,
+            verdict(x and x[1] * 1e3, target_ms, False))
+    return rows
+
+
+def render(k, p, root, title):
+    desc, kernel = machine()
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    torch = p.get("torch") or {}
+    lines = [
+        f"{title}, {now}, Kiln {git_rev(root)}.",
+        "",
+        f"Machine: {desc}; Linux {kernel}.",
+        "",
+        f"Threads: Kiln pool {k.get('kiln_pool_threads')}, triad {k.get('threads')}, "
+        f"PyTorch {torch.get('threads', '?')} (capability {torch.get('config_capability', '?')}"
+        f", ATEN_CPU_CAPABILITY {torch.get('capability', 'default')}), Halide "
+        f"HL_NUM_THREADS={(p.get('halide') or {}).get('threads', '?')}, NumPy 1.",
+        "",
+        "Peers (Debian packages): " + ", ".join(f"{name} {ver}" for name, ver in
+                                                (p.get("packages") or {}).items()) +
+        f"; Halide JIT target {(p.get('halide') or {}).get('target', '?')}.",
+        "",
+        "Cells show best / median of N (best: the shortest time). Throughput ratios and "
+        "percentages use the best (as STREAM does); compile latencies are judged by their median. "
+        "Speedups are peer time / Kiln time (above 1: Kiln is faster).",
+        "",
+        "| row | Kiln or machine (best / median) | peer (best / median) | result | target | met |",
+        "|---|---|---|---|---|---|",
+    ]
+    table = build_table(k, p)
+    for r in table:
+        lines.append("| " + " | ".join(r[1:]) + " |")
+    judged = [r for r in table if r[6]]
+    missed = [r[0] for r in judged if r[6] != "yes"]
+    lines.append("")
+    lines.append(f"Targets met: {len(judged) - len(missed)} of {len(judged)}." +
+                 (" Missed or not measured: " + "; ".join(missed) + "." if missed else ""))
+    wrong = [name for name in ("triad", "stream", "chain", "softmax", "layer_norm")
+             if not k.get(name, {}).get("ok", False)]
+    for name in ("halide", "halide_libm_tanh", "numpy"):
+        if isinstance(p.get(name), dict) and p[name].get("ok") is False:
+            wrong.append(name)
+    if isinstance(torch.get("chain"), dict) and torch["chain"].get("ok") is False:
+        wrong.append("torch chain")
+    alloc = t(torch.get("alloc_touch"))
+    allocating = [name for name, key in (("softmax", "softmax"), ("layer norm", "layer_norm"))
+                  if (torch.get(key) or {}).get("variant") == "time_alloc"]
+    if alloc and allocating:
+        verb = "allocate their outputs" if len(allocating) > 1 else "allocates its output"
+        lines.append(f"PyTorch {' and '.join(allocating)} {verb} on every call "
+                     f"(no faster `out=` form): allocating and first-touching a fresh "
+                     f"{k['softmax']['rows']}x{k['softmax']['cols']} f32 tensor "
+                     f"(`torch.empty(...).zero_()`) alone takes {ms(alloc)} on this machine, "
+                     "and that cost is inside the PyTorch times above.")
+    verdict_text = (f"**WRONG: {', '.join(wrong)}**." if wrong else
+                    "all within 1e-5 + 1e-4 |reference|.")
+    lines.append("Results checked against a double-precision reference: " + verdict_text)
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kiln", required=True)
+    ap.add_argument("--peers", required=True)
+    ap.add_argument("--readme")
+    ap.add_argument("--title", default="Full run (`scripts/bench`)")
+    a = ap.parse_args()
+    with open(a.kiln) as fh:
+        k = json.load(fh)
+    with open(a.peers) as fh:
+        p = json.load(fh)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    text = render(k, p, root, a.title)
+    print(text)
+    if a.readme:
+        with open(a.readme) as fh:
+            readme = fh.read()
+        if BEGIN not in readme or END not in readme:
+            raise SystemExit(f"report.py: {a.readme} lacks the markers {BEGIN!r} ... {END!r}")
+        pattern = re.escape(BEGIN) + ".*?" + re.escape(END)
+        readme = re.sub(pattern, lambda _: BEGIN + "\n" + text + END, readme, flags=re.S)
+        with open(a.readme, "w") as fh:
+            fh.write(readme)
+        print(f"report.py: wrote the table into {a.readme}")
+
+
+if __name__ == "__main__":
+    main()

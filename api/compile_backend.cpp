@@ -1,15 +1,30 @@
-// The code-generation step of compile(): the LLVM backend (through the
-// in-memory kernel cache) or loop-eval launchers, and the cache key.
+// The code-generation step of compile(): the LLVM backend behind the caches
+// (in memory, then on disk, then a build), or loop-eval launchers; and the
+// cache key.
 //
-// The key holds everything that changes the machine code: each kernel's
-// canonical printed form plus its structural hash, the codegen options,
-// Kiln's and LLVM's versions, and the target CPU name with its features.
+// The key holds everything that changes the machine code: each kernel in a
+// compact binary canonical form (every node, type, float bit pattern, buffer
+// identity), the codegen options, Kiln's and LLVM's versions, the target CPU
+// with its features, and the identity of the Kiln build itself (its GNU
+// build-id), since KILN_VERSION does not change when the code generator does
+// and a disk entry outlives the process. The binary form replaces printing
+// the kernels: a hit in the memory cache must cost microseconds.
+#include <elf.h>
+#include <link.h>
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <unordered_map>
 
 #include "api/compile_internal.h"
 #include "ir/loop/loop_eval.h"
-#include "ir/loop/visitor.h"
 #include "kiln/error.h"
+#include "runtime/disk_cache.h"
 
 #ifdef KILN_WITH_LLVM
 #include <llvm/ADT/StringMap.h>
@@ -22,7 +37,7 @@ namespace kiln::compile_detail {
 
 namespace {
 
-// "name+feat1,-feat2,..." of the host, computed once (the host does not change).
+// "name,+feat1,-feat2,..." of the host (features sorted), computed once.
 const std::string& host_cpu_description() {
   static const std::string desc = [] {
 #ifdef KILN_WITH_LLVM
@@ -41,25 +56,328 @@ const std::string& host_cpu_description() {
   return desc;
 }
 
+// The GNU build-id of the binary (executable or shared library) holding this
+// code, as hex; when it has none, the size and modification time of its file.
+// Computed once.
+const std::string& build_identity() {
+  static const std::string id = [] {
+    struct Search {
+      uintptr_t code;  // an address inside Kiln's code
+      std::string id, file;
+    } search{reinterpret_cast<uintptr_t>(&host_cpu_description), "", ""};
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) -> int {
+          auto* s = static_cast<Search*>(data);
+          bool mine = false;
+          for (int i = 0; i < info->dlpi_phnum; ++i) {
+            const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+            uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+            if (ph.p_type == PT_LOAD && s->code >= lo && s->code < lo + ph.p_memsz) mine = true;
+          }
+          if (!mine) return 0;
+          s->file = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "/proc/self/exe";
+          for (int i = 0; i < info->dlpi_phnum && s->id.empty(); ++i) {
+            const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+            if (ph.p_type != PT_NOTE) continue;
+            const char* p = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
+            const char* end = p + ph.p_memsz;
+            auto align4 = [](size_t n) { return (n + 3) & ~size_t(3); };
+            while (p + sizeof(ElfW(Nhdr)) <= end) {
+              const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
+              const char* name = p + sizeof(ElfW(Nhdr));
+              const unsigned char* desc =
+                  reinterpret_cast<const unsigned char*>(name + align4(note->n_namesz));
+              if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+                  std::memcmp(name, "GNU", 4) == 0) {
+                static const char* hex = "0123456789abcdef";
+                for (size_t k = 0; k < note->n_descsz; ++k) {
+                  s->id += hex[desc[k] >> 4];
+                  s->id += hex[desc[k] & 15];
+                }
+                break;
+              }
+              p = reinterpret_cast<const char*>(desc) + align4(note->n_descsz);
+            }
+          }
+          return 1;
+        },
+        &search);
+    if (!search.id.empty()) return "build-id " + search.id;
+    struct stat st;
+    if (!search.file.empty() && ::stat(search.file.c_str(), &st) == 0) {
+      return "binary " + std::to_string(st.st_size) + "@" + std::to_string(st.st_mtim.tv_sec) +
+             "." + std::to_string(st.st_mtim.tv_nsec);
+    }
+    return std::string("unknown build");
+  }();
+  return id;
+}
+
+// Writes a kernel as bytes such that different kernels give different bytes:
+// every field of every node, counts before lists, a tag for absent children.
+// Buffers are numbered by identity (parameters first, then in order of
+// appearance), so two distinct buffers that share a name stay distinct.
+class CanonicalWriter {
+ public:
+  explicit CanonicalWriter(std::string* out) : out_(*out) {}
+
+  void kernel(const loop::Kernel& k) {
+    bufs_.clear();
+    str(k.name);
+    u64(k.buffers.size());
+    for (const loop::Buf& b : k.buffers) buf(b);
+    u64(k.scalars.size());
+    for (const loop::Expr& s : k.scalars) expr(s);
+    stmt(k.body);
+  }
+
+ private:
+  void byte(uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void u64(uint64_t v) {
+    char b[8];
+    std::memcpy(b, &v, 8);
+    out_.append(b, 8);
+  }
+  void str(const std::string& s) {
+    u64(s.size());
+    out_ += s;
+  }
+  void buf(const loop::Buf& b) {
+    if (!b) return byte(0);
+    auto [it, fresh] = bufs_.emplace(b.get(), bufs_.size());
+    byte(fresh ? 1 : 2);
+    u64(it->second);
+    if (fresh) {  // name and dtype once; later uses are the number
+      str(b->name);
+      byte(static_cast<uint8_t>(b->dtype));
+    }
+  }
+  void exprs(const std::vector<loop::Expr>& v) {
+    u64(v.size());
+    for (const loop::Expr& e : v) expr(e);
+  }
+
+  void expr(const loop::Expr& e) {
+    using namespace loop;
+    if (!e.defined()) return byte(0xff);
+    byte(static_cast<uint8_t>(e->kind));
+    byte(static_cast<uint8_t>(e.type().dtype));
+    u64(uint64_t(e.type().lanes));
+    switch (e->kind) {
+      case NodeKind::IntImm:
+        return u64(uint64_t(e.as<IntImm>()->value));
+      case NodeKind::FloatImm: {
+        uint64_t bits;
+        std::memcpy(&bits, &e.as<FloatImm>()->value, 8);
+        return u64(bits);
+      }
+      case NodeKind::Var:
+        return str(e.as<Var>()->name);
+      case NodeKind::Cast:
+        return expr(e.as<Cast>()->value);
+      case NodeKind::Binary: {
+        auto* x = e.as<Binary>();
+        byte(static_cast<uint8_t>(x->op));
+        expr(x->a);
+        return expr(x->b);
+      }
+      case NodeKind::Compare: {
+        auto* x = e.as<Compare>();
+        byte(static_cast<uint8_t>(x->op));
+        expr(x->a);
+        return expr(x->b);
+      }
+      case NodeKind::Not:
+        return expr(e.as<Not>()->a);
+      case NodeKind::Select: {
+        auto* x = e.as<Select>();
+        expr(x->cond);
+        expr(x->true_value);
+        return expr(x->false_value);
+      }
+      case NodeKind::Load: {
+        auto* x = e.as<Load>();
+        buf(x->buf);
+        expr(x->index);
+        return expr(x->predicate);
+      }
+      case NodeKind::Ramp: {
+        auto* x = e.as<Ramp>();
+        expr(x->base);
+        return expr(x->stride);  // lanes: in the type
+      }
+      case NodeKind::Broadcast:
+        return expr(e.as<Broadcast>()->value);
+      case NodeKind::Call: {
+        auto* x = e.as<Call>();
+        str(x->name);
+        return exprs(x->args);
+      }
+      case NodeKind::Let: {
+        auto* x = e.as<Let>();
+        expr(x->var);
+        expr(x->value);
+        return expr(x->body);
+      }
+      default:
+        KILN_INTERNAL_CHECK(false, "cache key: unknown expression kind " << int(e->kind));
+    }
+  }
+
+  void stmt(const loop::Stmt& s) {
+    using namespace loop;
+    if (!s.defined()) return byte(0xff);
+    byte(static_cast<uint8_t>(s->kind));
+    switch (s->kind) {
+      case NodeKind::For: {
+        auto* x = s.as<For>();
+        byte(static_cast<uint8_t>(x->for_kind));
+        expr(x->var);
+        expr(x->min);
+        expr(x->extent);
+        return stmt(x->body);
+      }
+      case NodeKind::Store: {
+        auto* x = s.as<Store>();
+        buf(x->buf);
+        expr(x->index);
+        expr(x->value);
+        return expr(x->predicate);
+      }
+      case NodeKind::Block: {
+        auto* x = s.as<Block>();
+        u64(x->stmts.size());
+        for (const Stmt& c : x->stmts) stmt(c);
+        return;
+      }
+      case NodeKind::Allocate: {
+        auto* x = s.as<Allocate>();
+        buf(x->buf);
+        byte(static_cast<uint8_t>(x->scope));
+        expr(x->size);
+        return stmt(x->body);
+      }
+      case NodeKind::IfThenElse: {
+        auto* x = s.as<IfThenElse>();
+        expr(x->cond);
+        stmt(x->then_case);
+        return stmt(x->else_case);
+      }
+      case NodeKind::LetStmt: {
+        auto* x = s.as<LetStmt>();
+        expr(x->var);
+        expr(x->value);
+        return stmt(x->body);
+      }
+      case NodeKind::Barrier:
+        return;
+      case NodeKind::ExternCall: {
+        auto* x = s.as<ExternCall>();
+        str(x->name);
+        exprs(x->args);
+        u64(x->bufs.size());
+        for (const Buf& b : x->bufs) buf(b);
+        return;
+      }
+      default:
+        KILN_INTERNAL_CHECK(false, "cache key: unknown statement kind " << int(s->kind));
+    }
+  }
+
+  std::string& out_;
+  std::unordered_map<const loop::BufferNode*, uint64_t> bufs_;
+};
+
+// What the target of `options` is, in words: stored in each disk entry so a
+// reader can tell an entry made for another compiler or CPU from its own.
+std::string target_description(const codegen::CodegenOptions& options) {
+  std::string d = "kiln " KILN_VERSION " (" + build_identity() + ")";
+#ifdef KILN_WITH_LLVM
+  d += "; llvm " LLVM_VERSION_STRING;
+#endif
+  d += "; cpu " + (options.cpu.empty() ? host_cpu_description() : options.cpu);
+  d += "; O" + std::to_string(options.opt_level) + (options.fast_math ? " fast-math" : "");
+  return d;
+}
+
+bool print_times() {
+  static const bool on = [] {
+    const char* v = std::getenv("KILN_COMPILE_TIMES");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
+double ms(double seconds) {
+  return seconds * 1e3;
+}
+
 }  // namespace
+
+std::string canonical_kernels(const std::vector<loop::Kernel>& kernels) {
+  std::string out;
+  out.reserve(4096);
+  CanonicalWriter w(&out);
+  for (const loop::Kernel& k : kernels) w.kernel(k);
+  return out;
+}
 
 runtime::CacheKey module_key(const std::vector<loop::Kernel>& kernels,
                              const codegen::CodegenOptions& options) {
   runtime::KeyHasher h;
-  h.add("kiln-module-v1").add(KILN_VERSION);
+  h.add("kiln-module-v2").add(KILN_VERSION).add(build_identity());
 #ifdef KILN_WITH_LLVM
   h.add(LLVM_VERSION_STRING);
 #endif
   h.add(options.cpu.empty() ? host_cpu_description() : options.cpu);
   h.add(uint64_t(options.opt_level)).add(uint64_t(options.fast_math));
   h.add(uint64_t(kernels.size()));
-  for (const loop::Kernel& k : kernels) {
-    // The printed kernel is canonical (names, types, every node); the
-    // structural hash also distinguishes float bit patterns the printer rounds.
-    h.add(loop::to_string(k)).add(loop::structural_hash(k.body));
-  }
+  h.add(canonical_kernels(kernels));
   return h.key();
 }
+
+#ifdef KILN_WITH_LLVM
+namespace {
+
+// The module of impl.scheduled from the disk cache (loading its object) or
+// built (then stored there). Any trouble with the disk only costs a rebuild.
+std::shared_ptr<codegen::CompiledModule> build_through_disk(CompiledFunction::Impl& impl,
+                                                            const runtime::CacheKey& key,
+                                                            CodegenReport& report) {
+  std::vector<std::string> names;
+  for (const loop::Kernel& k : impl.scheduled) names.push_back(k.name);
+  runtime::DiskCache& disk = runtime::DiskCache::global();
+  bool use_disk = impl.options.disk_cache && disk.enabled();
+  std::string description;
+  if (use_disk) {
+    description = target_description(impl.codegen_options);
+    auto t0 = std::chrono::steady_clock::now();
+    std::optional<std::string> object = disk.load(key, description);
+    report.disk_read = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (object) {
+      try {
+        auto module = impl.codegen->load_object(*object, names, &report.times);
+        report.source = "disk";
+        return module;
+      } catch (const Error& e) {
+        // Intact bytes that still do not load: never trusted, rebuilt.
+        std::fprintf(stderr, "kiln: warning: cache entry %s is corrupt (%s); rebuilding\n",
+                     disk.entry_path(key).c_str(), e.what());
+      }
+    }
+  }
+  std::string object =
+      impl.codegen->compile_object(impl.scheduled, impl.codegen_options, &report.times);
+  std::shared_ptr<codegen::CompiledModule> module =
+      impl.codegen->load_object(object, names, &report.times);
+  // Stored only once it loaded: a bad object is never written for others.
+  if (use_disk) disk.store(key, description, object);
+  report.source = "built";
+  return module;
+}
+
+}  // namespace
+#endif
 
 KernelEntries compile_kernels(CompiledFunction::Impl& impl) {
   KernelEntries out;
@@ -78,19 +396,29 @@ KernelEntries compile_kernels(CompiledFunction::Impl& impl) {
     impl.codegen_options.opt_level = impl.options.opt_level;
     impl.codegen_options.cpu = impl.options.cpu;
     impl.codegen_options.fast_math = impl.options.fast_math;
-    auto build = [&]() -> std::shared_ptr<codegen::CompiledModule> {
-      return std::shared_ptr<codegen::CompiledModule>(
-          impl.codegen->compile(impl.scheduled, impl.codegen_options));
-    };
     if (impl.scheduled.empty()) return out;
-    if (impl.options.use_cache) {
-      runtime::CacheKey key = module_key(impl.scheduled, impl.codegen_options);
-      impl.module =
-          runtime::KernelCache::global().get_or_build_as<codegen::CompiledModule>(key, build);
-    } else {
-      impl.module = build();
-    }
+    auto t0 = std::chrono::steady_clock::now();
+    CodegenReport& report = impl.codegen_report;
+    runtime::CacheKey key = module_key(impl.scheduled, impl.codegen_options);
+    report.key = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto build = [&]() -> std::shared_ptr<codegen::CompiledModule> {
+      return build_through_disk(impl, key, report);
+    };
+    report.source = "memory";  // unless build() runs
+    impl.module =
+        impl.options.use_cache
+            ? runtime::KernelCache::global().get_or_build_as<codegen::CompiledModule>(key, build)
+            : build();
     for (const loop::Kernel& k : impl.scheduled) out.entries.push_back(impl.module->lookup(k.name));
+    report.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (print_times()) {
+      const codegen::CodegenTimes& t = report.times;
+      std::fprintf(stderr,
+                   "kiln: codegen %s: %.3f ms (key %.3f, disk read %.3f, target %.3f, emit %.3f, "
+                   "optimize %.3f, codegen %.3f, load %.3f)\n",
+                   report.source.c_str(), ms(report.total), ms(report.key), ms(report.disk_read),
+                   ms(t.target), ms(t.emit), ms(t.optimize), ms(t.codegen), ms(t.load));
+    }
     return out;
   }
 #endif

@@ -22,7 +22,7 @@ namespace compile_detail {
 // Where one compile's machine code came from and what it cost (seconds);
 // KILN_COMPILE_TIMES=1 prints it on stderr after each compile.
 struct CodegenReport {
-  std::string source;  // "memory", "disk", "built"; empty without native code
+  std::string source;    // "memory", "disk", "built"; empty without native code
   double key = 0;        // computing the cache key
   double disk_read = 0;  // reading and checking the disk entry
   double total = 0;      // the whole codegen step (key to entries)
@@ -43,7 +43,7 @@ struct CompiledFunction::Impl {
   codegen::CodegenOptions codegen_options;
   std::shared_ptr<codegen::CompiledModule> module;  // keeps the machine code alive
   compile_detail::CodegenReport codegen_report;
-  std::unique_ptr<runtime::Executable> exec;        // null for "interp"
+  std::unique_ptr<runtime::Executable> exec;  // null for "interp"
 };
 
 namespace compile_detail {

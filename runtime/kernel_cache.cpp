@@ -4,6 +4,7 @@
 #include "runtime/kernel_cache.h"
 
 #include <cstdio>
+#include <cstring>
 #include <future>
 #include <list>
 #include <unordered_map>
@@ -31,25 +32,36 @@ uint64_t mix(uint64_t x) {
 
 }  // namespace
 
+// Two unrelated 64-bit streams over 8-byte words (a multiply-xorshift each),
+// so a key costs about a nanosecond per word: the key of a memory-cache hit
+// is computed on every compile().
+void KeyHasher::mix_word(uint64_t w) {
+  a_ = (a_ ^ w) * 0x9fb21c651e98df25ull;
+  a_ ^= a_ >> 28;
+  b_ = (b_ + w + 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+  b_ ^= b_ >> 29;
+}
+
 KeyHasher& KeyHasher::add(std::string_view bytes) {
   // Length first, so ("ab", "c") and ("a", "bc") differ.
   add(uint64_t(bytes.size()));
-  for (unsigned char c : bytes) {
-    a_ = (a_ ^ c) * 0x100000001b3ull;                               // FNV-1a
-    b_ = (b_ + c + 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;  // a second, unrelated stream
-    b_ ^= b_ >> 29;
+  size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, bytes.data() + i, 8);
+    mix_word(w);
+  }
+  if (i < bytes.size()) {
+    uint64_t w = 0;
+    std::memcpy(&w, bytes.data() + i, bytes.size() - i);
+    mix_word(w);
   }
   n_ += bytes.size();
   return *this;
 }
 
 KeyHasher& KeyHasher::add(uint64_t v) {
-  for (int i = 0; i < 8; ++i) {
-    unsigned char c = static_cast<unsigned char>(v >> (8 * i));
-    a_ = (a_ ^ c) * 0x100000001b3ull;
-    b_ = (b_ + c + 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
-    b_ ^= b_ >> 29;
-  }
+  mix_word(v);
   n_ += 8;
   return *this;
 }

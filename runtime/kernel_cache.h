@@ -34,6 +34,7 @@ class KeyHasher {
   CacheKey key() const;
 
  private:
+  void mix_word(uint64_t w);
   uint64_t a_ = 0xcbf29ce484222325ull, b_ = 0x84222325cbf29ce4ull;
   uint64_t n_ = 0;
 };

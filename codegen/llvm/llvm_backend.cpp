@@ -1,13 +1,17 @@
-// The LLVM CPU backend: loop-IR kernels -> LLVM IR (emit_*.cpp) -> the new
-// PassManager's O0..O3 pipeline with the host TargetMachine's TTI -> object
-// code -> ORC LLJIT. One LLVMContext, TargetMachine and JITDylib per compile()
-// call, so compile() may run on several threads at once; the LLJIT itself is
-// created once per process. Dumps print the module before and after the
-// pipeline, or its assembly.
+// The LLVM CPU backend: loop-IR kernels -> LLVM IR (emit_*.cpp) -> a lean
+// new-PassManager pipeline (kKilnPipeline) with the TargetMachine's TTI -> object code
+// (compile_object) -> ORC LLJIT (load_object). One LLVMContext and JITDylib
+// per compile, so compiles may run on several threads at once; the LLJIT is
+// created once per process and target machines are pooled per target (a
+// machine is used by one compile at a time). Dumps print the module before and
+// after the pipeline, or its assembly.
 //
 // Code is emitted to an object file here (not by LLJIT's own compile layer) so
-// options.cpu/opt_level apply to JIT code exactly as they do to --dump=asm.
+// options.cpu/opt_level apply to JIT code exactly as they do to --dump=asm,
+// and so the object's bytes can be cached on disk and loaded in a later
+// process without running LLVM's optimizer or code generator.
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -112,6 +116,19 @@ llvm::orc::SymbolMap runtime_symbols(llvm::orc::LLJIT& lj) {
   return map;
 }
 
+// The host's features as a target feature string, computed once.
+const std::string& host_features() {
+  static const std::string features = [] {
+    std::string f;
+    for (const auto& kv : llvm::sys::getHostCPUFeatures()) {
+      if (!f.empty()) f += ",";
+      f += (kv.getValue() ? "+" : "-") + kv.getKey().str();
+    }
+    return f;
+  }();
+  return features;
+}
+
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const CodegenOptions& options) {
   init_native_target();
   KILN_USER_CHECK(options.opt_level >= 0 && options.opt_level <= 3,
@@ -125,13 +142,7 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const CodegenOptions& o
   std::unique_ptr<llvm::MCSubtargetInfo> probe(target->createMCSubtargetInfo(triple, "", ""));
   KILN_USER_CHECK(probe && probe->isCPUStringValid(cpu),
                   "llvm backend: unknown CPU '" << cpu << "' for " << triple);
-  std::string features;
-  if (options.cpu.empty()) {
-    for (const auto& f : llvm::sys::getHostCPUFeatures()) {
-      if (!features.empty()) features += ",";
-      features += (f.getValue() ? "+" : "-") + f.getKey().str();
-    }
-  }
+  std::string features = options.cpu.empty() ? host_features() : std::string();
   llvm::TargetOptions to;
   to.AllowFPOpFusion = options.fast_math ? llvm::FPOpFusion::Fast : llvm::FPOpFusion::Standard;
   static constexpr llvm::CodeGenOptLevel kLevels[] = {
@@ -143,6 +154,61 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const CodegenOptions& o
                   "llvm backend: cannot create a target machine for " << triple << " cpu " << cpu);
   return tm;
 }
+
+// Target machines by (cpu, opt level, fast-math), reused across compiles:
+// creating one costs about a millisecond. LLVM does not promise a machine is
+// safe to share between concurrent code generations, so each is lent to one
+// compile at a time and a busy pool makes another.
+class TargetMachinePool {
+ public:
+  class Lease {
+   public:
+    Lease(TargetMachinePool* pool, std::string key, std::unique_ptr<llvm::TargetMachine> tm)
+        : pool_(pool), key_(std::move(key)), tm_(std::move(tm)) {}
+    Lease(Lease&&) = default;
+    ~Lease() {
+      if (tm_) pool_->give_back(key_, std::move(tm_));
+    }
+    llvm::TargetMachine& operator*() const { return *tm_; }
+    llvm::TargetMachine* operator->() const { return tm_.get(); }
+
+   private:
+    TargetMachinePool* pool_;
+    std::string key_;
+    std::unique_ptr<llvm::TargetMachine> tm_;
+  };
+
+  static TargetMachinePool& global() {
+    static TargetMachinePool* pool = new TargetMachinePool;  // never destroyed, like the JIT
+    return *pool;
+  }
+
+  Lease lend(const CodegenOptions& options) {
+    std::string key = options.cpu + "|" + std::to_string(options.opt_level) + "|" +
+                      (options.fast_math ? "fast" : "strict");
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = free_.find(key);
+      if (it != free_.end() && !it->second.empty()) {
+        std::unique_ptr<llvm::TargetMachine> tm = std::move(it->second.back());
+        it->second.pop_back();
+        return Lease(this, key, std::move(tm));
+      }
+    }
+    return Lease(this, key, make_target_machine(options));  // throws for a bad CPU
+  }
+
+ private:
+  void give_back(const std::string& key, std::unique_ptr<llvm::TargetMachine> tm) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& machines = free_[key];
+    // A few per target cover the threads that compile at once; more are dropped.
+    if (machines.size() < 8) machines.push_back(std::move(tm));
+  }
+
+  std::mutex mu_;
+  std::map<std::string, std::vector<std::unique_ptr<llvm::TargetMachine>>> free_;
+};
 
 std::unique_ptr<llvm::Module> build_module(llvm::LLVMContext& ctx, llvm::TargetMachine& tm,
                                            const std::vector<loop::Kernel>& kernels,
@@ -163,26 +229,50 @@ std::unique_ptr<llvm::Module> build_module(llvm::LLVMContext& ctx, llvm::TargetM
   return module;
 }
 
+// The pipeline for opt levels 1..3. Kiln's schedule has already vectorized,
+// unrolled and parallelized the loops, so LLVM's loop vectorizer, SLP
+// vectorizer, runtime unroller and inliner heuristics (most of -O3's time)
+// only re-examine finished loops: this list keeps what the emitted IR needs
+// and costs about a third of -O3, with the same run time on the elementwise,
+// softmax, layer-norm and reduction kernels (bench/), measured when it was
+// chosen:
+//   always-inline     the emitter's .body helpers into kernels and chunks
+//   sroa              stack accumulators (acc_v[...]) into registers
+//   early-cse         repeated loads, broadcasts and index arithmetic
+//   loop-rotate       do-while form, so licm and codegen's LSR do their work
+//   indvars           canonical induction variables, exact trip counts
+//   loop-unroll-full  small constant loops an unscheduled kernel leaves
+//                     (a direct conv's 3x3 window: 35% slower without it)
+//   licm              hoists invariant loads, splats and bounds
+//   gvn               loads and values redundant across blocks
+//   instcombine, simplifycfg  cleanup after each of the above
+// (instcombine as -O3 runs it: a textual "instcombine" also checks that one
+// round reached a fixpoint and aborts the process when not.)
+constexpr const char* kKilnPipeline =
+    "always-inline,"
+    "function(sroa,early-cse<memssa>,simplifycfg,instcombine<no-verify-fixpoint>,"
+    "loop(loop-rotate,indvars,loop-unroll-full),loop-mssa(licm),gvn,"
+    "instcombine<no-verify-fixpoint>,simplifycfg)";
+
 void optimize(llvm::Module& module, llvm::TargetMachine& tm, int level) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PipelineTuningOptions pto;
-  pto.LoopVectorization = level >= 2;
-  pto.SLPVectorization = level >= 2;
-  pto.LoopUnrolling = level >= 2;
-  llvm::PassBuilder pb(&tm, pto);  // registers the target's TTI
+  llvm::PassBuilder pb(&tm);  // registers the target's TTI
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  static const llvm::OptimizationLevel kLevels[] = {
-      llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1, llvm::OptimizationLevel::O2,
-      llvm::OptimizationLevel::O3};
-  llvm::ModulePassManager mpm = level == 0 ? pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0)
-                                           : pb.buildPerModuleDefaultPipeline(kLevels[level]);
+  llvm::ModulePassManager mpm;
+  if (level == 0) {
+    mpm = pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0);
+  } else {
+    llvm::Error parsed = pb.parsePassPipeline(mpm, kKilnPipeline);
+    KILN_INTERNAL_CHECK(!parsed,
+                        "llvm backend: bad pass pipeline: " << error_text(std::move(parsed)));
+  }
   mpm.run(module, mam);
 }
 
@@ -215,20 +305,46 @@ class LlvmModule : public CompiledModule {
   std::map<std::string, KernelFn> entries_;
 };
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Adds the time since t0 to `field` when the caller asked for times.
+void charge(CodegenTimes* times, double CodegenTimes::*field,
+            std::chrono::steady_clock::time_point t0) {
+  if (times) times->*field += seconds_since(t0);
+}
+
 class LlvmBackend : public Backend {
  public:
   std::string name() const override { return "llvm"; }
 
-  std::unique_ptr<CompiledModule> compile(const std::vector<loop::Kernel>& kernels,
-                                          const CodegenOptions& options) override {
-    auto tm = make_target_machine(options);
+  std::string compile_object(const std::vector<loop::Kernel>& kernels,
+                             const CodegenOptions& options, CodegenTimes* times) override {
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point t0 = Clock::now();
+    TargetMachinePool::Lease tm = TargetMachinePool::global().lend(options);
+    charge(times, &CodegenTimes::target, t0);
     llvm::SmallVector<char, 0> object;
     {
       llvm::LLVMContext ctx;
+      t0 = Clock::now();
       auto module = build_module(ctx, *tm, kernels, options);
+      charge(times, &CodegenTimes::emit, t0);
+      t0 = Clock::now();
       optimize(*module, *tm, options.opt_level);
+      charge(times, &CodegenTimes::optimize, t0);
+      t0 = Clock::now();
       emit_code(*module, *tm, llvm::CodeGenFileType::ObjectFile, object);
+      charge(times, &CodegenTimes::codegen, t0);
     }
+    return std::string(object.data(), object.size());
+  }
+
+  std::unique_ptr<CompiledModule> load_object(std::string_view object,
+                                              const std::vector<std::string>& kernel_names,
+                                              CodegenTimes* times) override {
+    auto t0 = std::chrono::steady_clock::now();
     Jit& j = jit();
     llvm::orc::LLJIT& lj = *j.lljit;
     llvm::orc::JITDylib* jd = nullptr;
@@ -249,21 +365,26 @@ class LlvmBackend : public Backend {
       llvm::Error added =
           lj.addObjectFile(*jd, llvm::MemoryBuffer::getMemBufferCopy(
                                     llvm::StringRef(object.data(), object.size()), jd_name));
-      KILN_INTERNAL_CHECK(!added, "llvm backend: " << error_text(std::move(added)));
+      if (added) {
+        std::string msg = error_text(std::move(added));
+        llvm::consumeError(lj.getExecutionSession().removeJITDylib(*jd));
+        KILN_INTERNAL_CHECK(false, "llvm backend: cannot load the object: " << msg);
+      }
     }
     // Look every entry up now: linking happens here, so missing symbols are
     // reported by compile(), not by the first call.
     std::map<std::string, KernelFn> entries;
-    for (const loop::Kernel& k : kernels) {
-      auto addr = lj.lookup(*jd, kernel_symbol(k.name));
+    for (const std::string& name : kernel_names) {
+      auto addr = lj.lookup(*jd, kernel_symbol(name));
       if (!addr) {
         std::string msg = error_text(addr.takeError());
         std::lock_guard<std::mutex> lock(j.mutex);
         llvm::consumeError(lj.getExecutionSession().removeJITDylib(*jd));
-        KILN_INTERNAL_CHECK(false, "llvm backend: cannot link kernel " << k.name << ": " << msg);
+        KILN_INTERNAL_CHECK(false, "llvm backend: cannot link kernel " << name << ": " << msg);
       }
-      entries[k.name] = addr->toPtr<KernelFn>();
+      entries[name] = addr->toPtr<KernelFn>();
     }
+    charge(times, &CodegenTimes::load, t0);
     return std::make_unique<LlvmModule>(jd, std::move(entries));
   }
 
@@ -273,7 +394,7 @@ class LlvmBackend : public Backend {
         stage == DumpStage::LLVM || stage == DumpStage::LLVMOpt || stage == DumpStage::Asm,
         "llvm backend: cannot dump stage " << (stage == DumpStage::Cuda ? "cuda" : "ptx")
                                            << " (a CUDA stage; use the cuda backend)");
-    auto tm = make_target_machine(options);
+    TargetMachinePool::Lease tm = TargetMachinePool::global().lend(options);
     llvm::LLVMContext ctx;
     auto module = build_module(ctx, *tm, kernels, options);
     if (stage != DumpStage::LLVM) optimize(*module, *tm, options.opt_level);

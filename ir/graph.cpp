@@ -180,6 +180,41 @@ void Graph::move_before(Node* node, Node* before) {
   nodes_.insert(find_node(nodes_, before), std::move(owned));
 }
 
+void Graph::rebuild_nodes(const std::vector<Node*>& order) {
+  // Check everything first, so a refused rebuild leaves the graph as it was.
+  std::unordered_map<const Node*, size_t> position;
+  position.reserve(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) position[nodes_[i].get()] = i;
+  std::vector<bool> listed(nodes_.size(), false);
+  for (const Node* n : order) {
+    auto it = position.find(n);
+    KILN_INTERNAL_CHECK(it != position.end() && !listed[it->second],
+                        "rebuild_nodes: a node is not in graph @" << name_ << " or listed twice");
+    listed[it->second] = true;
+  }
+  std::unordered_map<const Value*, const Node*> dying;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (listed[i]) continue;
+    for (const Value* v : nodes_[i]->outputs()) dying[v] = nodes_[i].get();
+  }
+  if (!dying.empty()) {
+    auto check = [&](const Value* v, const std::string& who) {
+      auto it = dying.find(v);
+      KILN_INTERNAL_CHECK(it == dying.end(), "rebuild_nodes: " << who << " reads an output of a "
+                                                               << it->second->op()
+                                                               << " node being removed");
+    };
+    for (const Node* n : order) {
+      for (const Value* v : n->inputs()) check(v, "a kept " + n->op() + " node");
+    }
+    for (const Value* v : outputs_) check(v, "a graph output");
+  }
+  std::vector<std::unique_ptr<Node>> kept;
+  kept.reserve(order.size());
+  for (const Node* n : order) kept.push_back(std::move(nodes_[position[n]]));
+  nodes_ = std::move(kept);  // destroys the nodes not listed
+}
+
 std::unique_ptr<Graph> Graph::clone() const {
   auto g = std::make_unique<Graph>(name_);
   std::unordered_map<const Value*, Value*> map;

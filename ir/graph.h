@@ -118,6 +118,11 @@ class Graph {
   void erase_node(Node* node);
   // Moves `node` (already in this graph) to just before `before`.
   void move_before(Node* node, Node* before);
+  // Bulk edit for passes, in one sweep instead of one erase or move per node:
+  // the node list becomes `order` (nodes of this graph, each at most once) and
+  // every node not listed is destroyed. Internal error for a foreign or repeated
+  // node, or when a kept node or a graph output still reads a destroyed one.
+  void rebuild_nodes(const std::vector<Node*>& order);
 
   std::unique_ptr<Graph> clone() const;
 

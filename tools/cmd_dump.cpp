@@ -1,10 +1,12 @@
 // `kiln dump FILE --stage=STAGE`: prints what one compiler stage produced, so
 // users (and the text tests) can see each step. The stages are one table, in
 // pipeline order: the frontend's (ast, graph) here, then compile()'s own table
-// (loops, loops-scheduled, plan, llvm, llvm-opt, asm). Later stages (graph-opt,
-// kernels, cuda, ptx) are added as rows when they exist.
+// (loops, loops-scheduled, plan, llvm, llvm-opt, asm), which see the graph
+// after the graph pipeline (graph-opt). Later stages (kernels, cuda, ptx) are
+// added as rows when they exist.
 #include <cstdio>
 #include <functional>
+#include <iostream>
 
 #include "kiln/compile.h"
 #include "tools/driver.h"
@@ -18,7 +20,18 @@ struct DumpContext {
   const std::string& fn;
   const std::vector<InputArg>& inputs;
   uint64_t seed;
+  const OptimizeOptions& opt;  // the graph pipeline's printing and timing
 };
+
+// The bound function after the graph pipeline; what the pipeline prints goes
+// to stdout, before the stage's own text.
+Function optimized(const DumpContext& c) {
+  Bound b = bind_program(c.program, c.fn, c.inputs, c.seed, /*make_tensors=*/false);
+  OptimizeOptions o = c.opt;
+  o.log = &std::cout;
+  std::fflush(stdout);
+  return optimize(b.fn, o);
+}
 
 struct Stage {
   std::string name;
@@ -37,12 +50,14 @@ std::string dump_graph(const DumpContext& c) {
   return b.fn.str();
 }
 
-// A compile() stage: lowers and compiles for the CPU, then prints the stage.
+std::string dump_graph_opt(const DumpContext& c) {
+  return optimized(c).str();
+}
+
+// A compile() stage: runs the graph pipeline, lowers and compiles for the CPU,
+// then prints the stage.
 std::function<std::string(const DumpContext&)> compiled_stage(std::string name) {
-  return [name](const DumpContext& c) {
-    Bound b = bind_program(c.program, c.fn, c.inputs, c.seed, /*make_tensors=*/false);
-    return compile(b.fn).dump(name);
-  };
+  return [name](const DumpContext& c) { return compile(optimized(c)).dump(name); };
 }
 
 const std::vector<Stage>& stages() {
@@ -50,6 +65,8 @@ const std::vector<Stage>& stages() {
     std::vector<Stage> s = {
         {"ast", "the script's syntax tree (scripts only)", dump_ast},
         {"graph", "graph IR after lowering or parsing, verified", dump_graph},
+        {"graph-opt", "graph IR after the graph pipeline (fold, simplify, CSE, DCE)",
+         dump_graph_opt},
     };
     for (const DumpStageInfo& info : dump_stages()) {
       s.push_back({info.name, info.description, compiled_stage(info.name)});
@@ -68,6 +85,7 @@ std::string stage_names() {
 std::string help_text() {
   std::string s =
       "usage: kiln dump FILE --stage=STAGE [--fn NAME] [--input NAME=SPEC ...]\n"
+      "                 [--print-after-all] [--print-after PASS] [--time-passes]\n"
       "\n"
       "Prints the output of one compilation stage. Stages:\n";
   for (const Stage& st : stages()) {
@@ -84,8 +102,9 @@ std::string help_text() {
        "options:\n"
        "  --stage STAGE        the stage to print (required)\n"
        "  --fn NAME            the script def (default: the last); --entry is an alias\n"
-       "  --input NAME=SPEC    as for 'kiln run'\n"
-       "  -h, --help           show this help\n";
+       "  --input NAME=SPEC    as for 'kiln run'\n";
+  s += pipeline_flags_help("(on stdout, before the stage; stages graph-opt and later)");
+  s += "  -h, --help           show this help\n";
   return s;
 }
 
@@ -96,6 +115,7 @@ int cmd_dump(const Args& args) {
   std::optional<std::string> file, stage;
   std::string fn;
   std::vector<InputArg> inputs;
+  OptimizeOptions opt;
   while (!r.done()) {
     if (r.help()) {
       std::fputs(help_text().c_str(), stdout);
@@ -107,6 +127,7 @@ int cmd_dump(const Args& args) {
       fn = *v;
     } else if (auto v = r.value({"input"})) {
       inputs.push_back(split_input(*v));
+    } else if (read_pipeline_flag(r, &opt)) {
     } else if (auto p = r.positional(); p && !file) {
       file = p;
     } else {
@@ -121,7 +142,11 @@ int cmd_dump(const Args& args) {
   KILN_USER_CHECK(chosen, "unknown stage '" << *stage << "'; known stages: " << stage_names());
   KILN_USER_CHECK(file, "dump: missing FILE (see 'kiln dump --help')");
   Program program = load_program(*file);
-  std::string text = chosen->dump(DumpContext{program, fn, inputs, 0});
+  KILN_USER_CHECK(!any_pipeline_flag(opt) || (chosen->name != "ast" && chosen->name != "graph"),
+                  "dump: --print-after-all, --print-after and --time-passes need a stage the "
+                  "graph pipeline runs for (graph-opt or later), not '"
+                      << chosen->name << "'");
+  std::string text = chosen->dump(DumpContext{program, fn, inputs, 0, opt});
   std::fputs(text.c_str(), stdout);
   if (!text.empty() && text.back() != '\n') std::fputc('\n', stdout);
   return 0;

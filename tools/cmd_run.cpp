@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 
 #include "kiln/compile.h"
 
@@ -41,8 +42,14 @@ constexpr const char* kHelp =
     "  --check              compare the backend against the reference interpreter\n"
     "  --seed S             seed for generated inputs (default 0; input i uses S+i)\n"
     "  --bench N            after a warm-up run, time N runs; prints to stderr\n"
-    "                       bench: compile_ms=X median_ms=Y min_ms=Z runs=N\n"
-    "  -h, --help           show this help\n";
+    "                       bench: compile_ms=X median_ms=Y min_ms=Z runs=N\n";
+
+constexpr const char* kHelpTail =
+    "  -h, --help           show this help\n"
+    "\n"
+    "Before compiling, the graph pipeline (type inference, canonicalization,\n"
+    "constant folding, simplification, CSE, DCE) runs on the function, for every\n"
+    "backend; --check still compares with the interpreter on the graph as given.\n";
 
 // compile() owns the list of backends; the GPU backend joins there.
 void check_backend(const std::string& name) {
@@ -97,9 +104,12 @@ int cmd_run(const Args& args) {
   bool check = false;
   uint64_t seed = 0;
   int64_t bench = 0;
+  OptimizeOptions opt;
   while (!r.done()) {
     if (r.help()) {
       std::fputs(kHelp, stdout);
+      std::fputs(pipeline_flags_help("(on stderr)").c_str(), stdout);
+      std::fputs(kHelpTail, stdout);
       return 0;
     }
     if (auto v = r.value({"fn", "entry"})) {
@@ -112,6 +122,7 @@ int cmd_run(const Args& args) {
       backend = *v;
     } else if (auto v = r.value({"device"})) {
       device = *v;
+    } else if (read_pipeline_flag(r, &opt)) {
     } else if (r.flag("check")) {
       check = true;
     } else if (auto v = r.value({"seed"})) {
@@ -145,7 +156,11 @@ int cmd_run(const Args& args) {
   CompileOptions options;
   options.backend = backend;
   auto compile_start = std::chrono::steady_clock::now();
-  CompiledFunction compiled = compile(bound.fn, options);
+  // The graph pipeline runs here until compile() runs it itself (issue 5).
+  opt.log = &std::cerr;
+  std::fflush(stdout);
+  Function optimized = optimize(bound.fn, opt);
+  CompiledFunction compiled = compile(optimized, options);
   compile_ms += ms_since(compile_start);
 
   std::vector<Tensor> outs = compiled(bound.tensors);

@@ -1,0 +1,86 @@
+// The graph pipeline: the graph-to-graph passes that run before kernel
+// grouping (fuse_elementwise), as one list read top to bottom in pipeline.cpp.
+//
+//   infer-types -> canonicalize -> constant-fold -> simplify -> cse -> dce
+//
+// Each pass is a free function in its own file (passes/<name>.cpp, whose top
+// comment says what it assumes and guarantees) and returns whether it changed
+// the graph. Every pass keeps the graph's inputs, outputs (count, order,
+// types) and values (up to the rounding noted in simplify.cpp and
+// constant_fold.cpp), and leaves a graph ir::verify accepts.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace kiln::passes {
+
+// --- the passes ---------------------------------------------------------------------------
+
+// Re-runs dtype and shape inference (static and symbolic dims) on every node in
+// order, completing attributes, and records the results. Throws kiln::Error
+// naming the node when an op no longer accepts its operands.
+bool infer_types(ir::Graph& g);
+// Constants to the second operand of commutative ops (and mirrored
+// comparisons), so later passes match one form.
+bool canonicalize(ir::Graph& g);
+// Evaluates nodes whose operands are all constants with the ops' reference
+// implementations and replaces them by constants (at most
+// kMaxFoldElements elements per output; never random ops).
+bool constant_fold(ir::Graph& g);
+inline constexpr int64_t kMaxFoldElements = 4096;
+// Algebraic identities (x*1, x+0, x-0, x/1, --x, transpose/permute pairs,
+// reshape chains, exact cast chains, same-dtype casts), only where the result
+// keeps the original's dtype and shape.
+bool simplify(ir::Graph& g);
+// Merges nodes with the same op, operands and attributes (not random ops).
+bool cse(ir::Graph& g);
+// Removes nodes whose outputs are neither used nor returned.
+bool dce(ir::Graph& g);
+
+// --- running them -------------------------------------------------------------------------
+
+struct GraphPass {
+  std::string name;  // "constant-fold": what --print-after names
+  std::function<bool(ir::Graph&)> run;
+};
+
+// The pipeline, in order.
+const std::vector<GraphPass>& graph_pipeline();
+std::vector<std::string> pipeline_pass_names();
+
+struct PipelineOptions {
+  // Print the graph after every pass to `out` under a header line
+  //   // -----// IR after constant-fold //----- //
+  // (a pass that changed nothing prints "// (unchanged)" instead of the graph).
+  bool print_after_all = false;
+  // Print the graph after this one pass (even when unchanged); kiln::Error for
+  // a name not in the pipeline.
+  std::string print_after;
+  // After the last pass, a table of each pass's time and whether it changed
+  // the graph.
+  bool time_passes = false;
+  std::ostream* out = nullptr;  // where printing and timing go; nullptr: std::cerr
+  // Run ir::verify on the input and after every pass. Unset: on in debug builds
+  // (!NDEBUG) and when the environment has KILN_VERIFY_PASSES=1.
+  std::optional<bool> verify_each;
+};
+
+// True when verification between passes is on by default (see verify_each).
+bool verify_each_by_default();
+
+// Runs `passes` in order on `g`. A graph that fails verification after a pass
+// is an internal error naming the pass (with the verifier's message and the
+// graph); an invalid input graph is a kiln::Error. Without verify_each the
+// final graph is still verified once.
+void run_passes(ir::Graph& g, const std::vector<GraphPass>& passes,
+                const PipelineOptions& options = {});
+// run_passes(g, graph_pipeline(), options).
+void run_pipeline(ir::Graph& g, const PipelineOptions& options = {});
+
+}  // namespace kiln::passes

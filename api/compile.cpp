@@ -12,6 +12,7 @@
 #include "ir/loop/visitor.h"
 #include "kiln/error.h"
 #include "passes/fuse_elementwise.h"
+#include "passes/pipeline.h"
 #include "passes/schedule/schedule.h"
 
 namespace kiln {
@@ -149,20 +150,26 @@ std::vector<loop::Kernel> schedule_kernels(const std::vector<loop::Kernel>& lowe
 
 // ------------------------------------------------------------------------------- compile
 
-CompiledFunction compile(const ir::Graph& source, const CompileOptions& options) {
+namespace {
+
+// Everything compile() does, uncached.
+std::shared_ptr<CompiledFunction::Impl> build(const ir::Graph& source,
+                                              const CompileOptions& options,
+                                              const std::string& backend) {
   auto impl = std::make_shared<CompiledFunction::Impl>();
   impl->options = options;
-  impl->backend = options.backend.empty() ? default_backend() : options.backend;
-  check_options(options, impl->backend);
+  impl->backend = backend;
 
-  // 1. A private, verified copy: plans point into it, and the caller's graph may change or die.
+  // 1. A private, verified copy: plans point into it, and the caller's graph
+  //    may change or die. The graph pipeline (fold, simplify, CSE, DCE) runs on it.
   std::shared_ptr<ir::Graph> g = source.clone();
   ir::verify(*g);
+  if (options.optimize) passes::run_pipeline(*g);
   impl->graph = g;
   impl->name = g->name();
   for (const auto& v : g->inputs()) impl->inputs.push_back(api::value_info(*v));
   for (const ir::Value* v : g->outputs()) impl->outputs.push_back(api::value_info(*v));
-  if (impl->backend == "interp") return CompiledFunction::from_impl(impl);
+  if (impl->backend == "interp") return impl;
 
   // 2. Group nodes into kernels (elementwise fusion) and lower each group
   //    (constants fold into their users).
@@ -175,7 +182,35 @@ CompiledFunction compile(const ir::Graph& source, const CompileOptions& options)
   compile_detail::KernelEntries entries = compile_detail::compile_kernels(*impl);
   // 5. The launch list and buffer plan.
   impl->exec = compile_detail::build_executable(*g, plans, entries);
-  return CompiledFunction::from_impl(impl);
+  return impl;
+}
+
+// The function-level cache key: the graph's canonical text (every node,
+// attribute and constant value) and every option that changes what build()
+// makes. Entries live in the same in-memory cache as compiled modules, so
+// clearing it forgets both.
+runtime::CacheKey function_key(const ir::Graph& g, const CompileOptions& o,
+                               const std::string& backend) {
+  runtime::KeyHasher h;
+  h.add("kiln-function-v1").add(ir::print_graph(g)).add(backend);
+  h.add(uint64_t(o.opt_level)).add(uint64_t(o.num_threads)).add(uint64_t(o.schedule));
+  h.add(uint64_t(o.fast_math)).add(o.cpu).add(uint64_t(o.fuse)).add(uint64_t(o.optimize));
+  return h.key();
+}
+
+}  // namespace
+
+CompiledFunction compile(const ir::Graph& source, const CompileOptions& options) {
+  std::string backend = options.backend.empty() ? default_backend() : options.backend;
+  check_options(options, backend);
+  if (!options.use_cache || backend == "interp") {
+    return CompiledFunction::from_impl(build(source, options, backend));
+  }
+  // A function compiled before with the same options is reused whole: no
+  // clone, lowering or scheduling (a hit costs a print and a hash).
+  return CompiledFunction::from_impl(
+      runtime::KernelCache::global().get_or_build_as<CompiledFunction::Impl>(
+          function_key(source, options, backend), [&] { return build(source, options, backend); }));
 }
 
 CompiledFunction compile(const Function& f, const CompileOptions& options) {

@@ -57,7 +57,11 @@ std::string dump_graph_opt(const DumpContext& c) {
 // A compile() stage: runs the graph pipeline, lowers and compiles for the CPU,
 // then prints the stage.
 std::function<std::string(const DumpContext&)> compiled_stage(std::string name) {
-  return [name](const DumpContext& c) { return compile(optimized(c)).dump(name); };
+  return [name](const DumpContext& c) {
+    CompileOptions o;
+    o.optimize = false;  // optimized() ran the pipeline (and its printing flags)
+    return compile(optimized(c), o).dump(name);
+  };
 }
 
 const std::vector<Stage>& stages() {

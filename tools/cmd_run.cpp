@@ -156,7 +156,9 @@ int cmd_run(const Args& args) {
   CompileOptions options;
   options.backend = backend;
   auto compile_start = std::chrono::steady_clock::now();
-  // The graph pipeline runs here until compile() runs it itself (issue 5).
+  // The driver runs the graph pipeline itself so its printing flags work;
+  // compile() then skips it.
+  options.optimize = false;
   opt.log = &std::cerr;
   std::fflush(stdout);
   Function optimized = optimize(bound.fn, opt);

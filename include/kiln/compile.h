@@ -37,12 +37,13 @@ struct CompileOptions {
                            // vectorize / parallelize)
   bool fast_math = false;  // allow reassociation (results may differ from the interpreter's)
   std::string cpu;         // target CPU for llvm; empty: the host
-  bool use_cache = true;   // reuse compiled code of identical kernels (in memory)
+  bool use_cache = true;   // reuse identical compiled functions and kernels (in memory)
   // Reuse machine code compiled by earlier processes: object files in
   // $KILN_CACHE_DIR (default $XDG_CACHE_HOME/kiln or ~/.cache/kiln). The
   // environment's KILN_CACHE=off (or 0, false) turns it off whatever this says.
   bool disk_cache = true;
   bool fuse = true;        // fuse chains of elementwise/layout ops into one kernel
+  bool optimize = true;    // run the graph pipeline (fold, simplify, CSE, DCE) first
 };
 
 // The backend names compile() accepts, and the default one.

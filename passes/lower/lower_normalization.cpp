@@ -1,5 +1,5 @@
 // Lowerings of the normalization ops as row loops: softmax and log_softmax
-// (row max, sum of exp(x - max), then one pass writing), layer_norm and
+// (row max, sum of exp(x - max), then one pass writing; see softmax()), layer_norm and
 // rms_norm over the trailing normalized_shape dims (mean, then the biased
 // variance in a second pass), and batch_norm, which is elementwise given the
 // running statistics. Rows compute in f32 (f64 for f64 inputs); the input is
@@ -37,6 +37,11 @@ Stmt over(LowerContext& ctx, const std::vector<Expr>& col_dims,
   return loop_nest(ctx, col_dims, f, "c");
 }
 
+// softmax: a max pass, then (f32/f64 outputs) one pass that writes exp(x - max)
+// to the output while summing it and a pass scaling the output row in place
+// (it is still in cache), so exp runs once per element; f16/bf16 outputs
+// recompute exp in the last pass instead, so they are rounded once, from f32,
+// like the reference. log_softmax: max, sum of exp, then x - max - log(sum).
 RootFn softmax(bool log) {
   return [log](NodeLowering& n, const std::vector<OutBuf>& outs) {
     const Operand& x = n.in(0);
@@ -45,20 +50,34 @@ RootFn softmax(bool log) {
     std::vector<bool> is_col(x.dims.size(), false);
     if (!is_col.empty()) is_col[size_t(wrap_dim(n.attrs().get_int("dim"), x.rank()))] = true;
     auto value = [&](const Index& i) { return cast_to(cast_to(x.at(i), out), acc_t); };
+    const bool in_place = !log && out == acc_t;
     return rows(n.ctx, x.dims, is_col, [&](const FullIndex& full, const std::vector<Expr>& cols) {
       Scratch mx = make_scratch(n.ctx, "acc", acc_t), sum = make_scratch(n.ctx, "acc", acc_t);
+      Expr row_max = Var::make({acc_t, 1}, n.ctx.fresh("max"));
+      Expr scale = Var::make({acc_t, 1}, n.ctx.fresh(log ? "log_sum" : "inv_sum"));
       Stmt find_max = over(
           n.ctx, cols, [&](const Index& c) { return mx.store(max(mx.load(), value(full(c)))); });
       Stmt add_exp = over(n.ctx, cols, [&](const Index& c) {
-        return sum.store(sum.load() + call("exp", {value(full(c)) - mx.load()}));
+        Expr e = call("exp", {value(full(c)) - row_max});
+        if (!in_place) return sum.store(sum.load() + e);
+        Expr ev = Var::make({acc_t, 1}, n.ctx.fresh("e"));
+        return LetStmt::make(
+            ev, e, Block::make({store_at(outs[0], full(c), ev), sum.store(sum.load() + ev)}));
       });
       Stmt write = over(n.ctx, cols, [&](const Index& c) {
-        Expr shifted = value(full(c)) - mx.load();
-        Expr y = log ? shifted - call("log", {sum.load()}) : call("exp", {shifted}) / sum.load();
+        if (in_place) {
+          Expr y = Load::make(outs[0].buf, flat_index(full(c), outs[0].dims));
+          return store_at(outs[0], full(c), y * scale);
+        }
+        Expr shifted = value(full(c)) - row_max;
+        Expr y = log ? shifted - scale : call("exp", {shifted}) * scale;
         return store_at(outs[0], full(c), y);
       });
+      Expr scale_value = log ? call("log", {sum.load()}) : imm(acc_t, 1) / sum.load();
+      Stmt after_max = Block::make(
+          {sum.store(imm(acc_t, 0)), add_exp, LetStmt::make(scale, scale_value, write)});
       return allocate({mx, sum}, Block::make({mx.store(lowest(acc_t)), find_max,
-                                              sum.store(imm(acc_t, 0)), add_exp, write}));
+                                              LetStmt::make(row_max, mx.load(), after_max)}));
     });
   };
 }

@@ -13,14 +13,15 @@ namespace schedule_detail {
 namespace {
 class LoopRewriter : public loop::IRMutator {
  public:
-  LoopRewriter(const std::string& name, const std::function<loop::Stmt(const loop::For*)>& f)
-      : name_(name), f_(f) {}
+  LoopRewriter(const std::string& name, const std::function<loop::Stmt(const loop::For*)>& f,
+               bool all)
+      : name_(name), f_(f), all_(all) {}
   bool found = false;
 
  protected:
   using loop::IRMutator::visit;
   loop::Stmt visit(const loop::For* op, const loop::Stmt& self) override {
-    if (!found && op->var.as<loop::Var>()->name == name_) {
+    if ((all_ || !found) && op->var.as<loop::Var>()->name == name_) {
       found = true;
       return f_(op);
     }
@@ -30,12 +31,13 @@ class LoopRewriter : public loop::IRMutator {
  private:
   const std::string& name_;
   const std::function<loop::Stmt(const loop::For*)>& f_;
+  bool all_;
 };
 }  // namespace
 
 loop::Stmt rewrite_loop(const loop::Stmt& s, const std::string& loop_var, const char* what,
-                        const std::function<loop::Stmt(const loop::For*)>& f) {
-  LoopRewriter r(loop_var, f);
+                        const std::function<loop::Stmt(const loop::For*)>& f, bool all) {
+  LoopRewriter r(loop_var, f, all);
   loop::Stmt out = r.mutate(s);
   KILN_USER_CHECK(r.found, what << ": no loop named '" << loop_var << "'");
   return out;

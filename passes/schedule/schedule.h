@@ -3,10 +3,13 @@
 // lowered kernel by its category. Each transform names its loop by the loop
 // variable (names are unique in a lowered kernel), throws kiln::Error naming
 // the loop when it is absent or the transform does not apply, and returns a
-// simplified statement computing the same values.
+// simplified statement computing the same values. docs/schedules.md shows the
+// loop nests default_schedule produces for each kind of kernel.
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ir/loop/loop_ir.h"
 #include "ir/op_registry.h"
@@ -14,10 +17,13 @@
 namespace kiln::passes {
 
 enum class TailStrategy : uint8_t {
-  GuardWithIf,   // the last outer iteration runs a guarded partial inner loop
-  ShiftInwards,  // the last inner run shifts back to end at the extent (recomputes;
-                 // needs extent >= factor and an idempotent body)
-  Predicate,     // like GuardWithIf; vectorize turns the guard into masked lanes
+  GuardWithIf,     // the last outer iteration runs a guarded partial inner loop
+  ShiftInwards,    // the last inner run shifts back to end at the extent (recomputes;
+                   // needs extent >= factor and an idempotent body)
+  Predicate,       // like GuardWithIf; vectorize turns the guard into masked lanes
+  PredicatedTail,  // full chunks run unguarded; the rest is one guarded chunk after
+                   // them (vectorize masks only that chunk)
+  ShortenLast,     // the last inner loop runs min(factor, what is left) iterations
 };
 
 // Splits loop `loop_var` by `factor`:
@@ -28,7 +34,21 @@ enum class TailStrategy : uint8_t {
 //       if (((i.o * 8) + i.i) < n) { y[((i.o * 8) + i.i)] = x[((i.o * 8) + i.i)] }
 //     }
 //   }
+// PredicatedTail (both inner loops are named i.i; vectorize/unroll treat both):
+//   for (i.o, 0, n / 8) {
+//     for (i.i, 0, 8) { y[((i.o * 8) + i.i)] = x[((i.o * 8) + i.i)] }
+//   }
+//   for (i.i, 0, 8) {
+//     if ((((n / 8) * 8) + i.i) < n) { y[(((n / 8) * 8) + i.i)] = x[(((n / 8) * 8) + i.i)] }
+//   }
+// ShortenLast (the factor may be a run-time expression >= 1, e.g. rows per task):
+//   for (i.o, 0, (n + f - 1) / f) {
+//     for (i.i, 0, min(f, n - i.o * f)) { y[((i.o * f) + i.i)] = x[((i.o * f) + i.i)] }
+//   }
 loop::Stmt split(const loop::Stmt& s, const std::string& loop_var, int64_t factor,
+                 const std::string& outer_name, const std::string& inner_name,
+                 TailStrategy tail = TailStrategy::GuardWithIf);
+loop::Stmt split(const loop::Stmt& s, const std::string& loop_var, const loop::Expr& factor,
                  const std::string& outer_name, const std::string& inner_name,
                  TailStrategy tail = TailStrategy::GuardWithIf);
 
@@ -36,17 +56,47 @@ loop::Stmt split(const loop::Stmt& s, const std::string& loop_var, int64_t facto
 //   for (i, 0, n) { for (j, 0, m) { S } }   ->   for (j, 0, m) { for (i, 0, n) { S } }
 loop::Stmt reorder(const loop::Stmt& s, const std::string& outer_var, const std::string& inner_var);
 
-// Turns a loop of constant extent into vector lanes: the variable becomes
-// ramp(min, 1, lanes), scalars broadcast where they meet vectors, a guard that
-// depends on the lanes becomes the predicate of the loads and stores under it,
-// and scratch allocated inside gets one slot per lane (separate accumulators).
+// Turns every loop named `loop_var` (each of constant extent) into vector
+// lanes: the variable becomes ramp(min, 1, lanes), scalars broadcast where they
+// meet vectors, a guard that depends on the lanes becomes the predicate of the
+// loads and stores under it (and-ed with their own), and scratch allocated
+// inside gets one slot per lane (separate accumulators).
 //   for (i, 0, 8) vectorized { if (i < n) { y[i] = x[i] * 2.0f } }
 // becomes
 //   y[ramp(0, 1, 8)] = x[ramp(0, 1, 8)] if (ramp(0, 1, 8) < x8(n)) * x8(2.0f) if (...)
 // Throws kiln::Error when a lane-dependent value is stored to one location.
 loop::Stmt vectorize(const loop::Stmt& s, const std::string& loop_var);
 
-// Replaces a loop of constant extent by copies of its body:
+// Vectorizes a loop that accumulates into scalars, with `accumulators`
+// independent vector partial results of `lanes` lanes each (so consecutive
+// updates do not wait on each other), a predicated last chunk, and a fold of
+// the lanes into the scalar at the end. Other stores in the loop (each
+// iteration writing its own element) are vectorized alongside. With lanes 8,
+// accumulators 2:
+//   for (r, 0, n) { acc[0] = (acc[0] + x[r]) }
+// becomes
+//   let r_n = max(n, 0)
+//   allocate acc_v[f32 * 16] in stack
+//   acc_v[ramp(0, 1, 8)] = x8(0.0f)
+//   acc_v[ramp(8, 1, 8)] = x8(0.0f)
+//   for (r_o, 0, (r_n / 16)) {
+//     acc_v[ramp(0, 1, 8)] = (acc_v[ramp(0, 1, 8)] + x[ramp((r_o * 16), 1, 8)])
+//     acc_v[ramp(8, 1, 8)] = (acc_v[ramp(8, 1, 8)] + x[ramp(((r_o * 16) + 8), 1, 8)])
+//   }
+//   for (r_t, 0, (((r_n - ((r_n / 16) * 16)) + 7) / 8)) {   // p: the lanes still in range
+//     acc_v[ramp(0, 1, 8)] = select(p, (acc_v[ramp(0, 1, 8)] + x[ramp(...) if p]), acc_v[...])
+//   }
+//   acc_v[ramp(0, 1, 8)] = (acc_v[ramp(0, 1, 8)] + acc_v[ramp(8, 1, 8)])
+//   acc_v[ramp(0, 1, 4)] = (acc_v[ramp(0, 1, 4)] + acc_v[ramp(4, 1, 4)])   // then 2, 1
+//   acc[0] = (acc[0] + acc_v[0])
+// The accumulator ops are + * min max && ||; min/max/&&/|| and integer results
+// are exact, float sums and products are reassociated. Throws kiln::Error when
+// the loop is not innermost straight-line code of that shape.
+loop::Stmt vectorize_reduction(const loop::Stmt& s, const std::string& loop_var, int lanes,
+                               int accumulators);
+
+// Replaces a loop of constant extent by copies of its body (every loop named
+// `loop_var`):
 //   for (i, 0, 2) { y[i] = x[i] }   ->   y[0] = x[0]; y[1] = x[1]
 loop::Stmt unroll(const loop::Stmt& s, const std::string& loop_var);
 
@@ -54,15 +104,35 @@ loop::Stmt unroll(const loop::Stmt& s, const std::string& loop_var);
 //   for (i, 0, n) { S }   ->   for (i, 0, n) parallel { S }
 loop::Stmt parallelize(const loop::Stmt& s, const std::string& loop_var);
 
+// Versions `s` on scalar parameters: a copy with the values substituted (and
+// simplified) runs when they all hold, the original otherwise.
+//   S   ->   if (((x_s1 == 1) && (w_s0 == 1))) { S[x_s1 := 1, w_s0 := 1] } else { S }
+loop::Stmt specialize(const loop::Stmt& s,
+                      const std::vector<std::pair<std::string, int64_t>>& values);
+
 struct ScheduleTarget {
   int vector_width = 8;  // lanes (8 f32 lanes on AVX2)
+  int accumulators = 4;  // independent vector partial results per reduction loop
   bool parallel = true;  // mark outer loops parallel
+  // The least work (stored elements) one parallel task gets: outer loops with
+  // less per iteration are blocked so that waking a thread pays off.
+  int64_t parallel_grain = 32768;
 };
 
-// Elementwise and layout kernels: each loop nest's innermost loop is split by
-// the vector width with a predicated tail and vectorized, the outermost loop
-// runs parallel. Reductions and contractions: the outermost (row / output)
-// loop runs parallel. Nests a transform does not apply to are left as they are.
+// The schedule a lowered kernel gets unless a tuned one replaces it (see
+// docs/schedules.md for the nests it produces):
+//  - every kernel runs in two versions when it reads strided inputs: one for
+//    the common case where each buffer's last-dim stride parameter
+//    (`<buffer>_s<last dim>`, as lower_graph names them) is 1, one general;
+//  - Elementwise and layout nests: the innermost loop is split by the vector
+//    width into an unmasked vector main loop and one masked vector tail;
+//  - Reduction nests (reductions and normalizations): each innermost loop that
+//    walks memory contiguously is vectorized, with vectorize_reduction when it
+//    accumulates; a loop over an outer dim of the input vectorizes across the
+//    kept loop around it instead (its accumulators get one slot per lane);
+//  - the outermost loop left runs parallel, blocked so each task gets at least
+//    parallel_grain elements of work; contraction nests are only parallelized.
+// Nests a transform does not apply to keep their loops.
 loop::Kernel default_schedule(const loop::Kernel& k, ir::OpCategory category,
                               const ScheduleTarget& target = {});
 

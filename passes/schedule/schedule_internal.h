@@ -9,9 +9,24 @@
 
 namespace kiln::passes::schedule_detail {
 
-// Replaces the first For whose var is named `loop_var` with f(that For).
+// Replaces the first For whose var is named `loop_var` with f(that For), or
+// every such For when `all` (split's PredicatedTail leaves two sibling loops of
+// one name, the main chunk and the tail chunk, and vectorize/unroll treat both).
 // Throws kiln::Error "<what>: no loop named '<loop_var>'" when there is none.
 loop::Stmt rewrite_loop(const loop::Stmt& s, const std::string& loop_var, const char* what,
-                        const std::function<loop::Stmt(const loop::For*)>& f);
+                        const std::function<loop::Stmt(const loop::For*)>& f, bool all = false);
+
+// The body of `for (var, min, lanes)` as vector lanes (vectorize's machinery,
+// without simplification): `var` becomes ramp(min, 1, lanes).
+loop::Stmt vectorize_body(const loop::Stmt& body, const std::string& var, const loop::Expr& min,
+                          int lanes);
+
+// The coefficient of `var` in `e` when `e` is linear (affine) in it, 0 when `e`
+// does not use it; undefined when `e` is not linear in `var`.
+loop::Expr linear_coefficient(const loop::Expr& e, const std::string& var);
+
+// Whether `e` / `s` refers to variable `var`.
+bool uses_var(const loop::Expr& e, const std::string& var);
+bool uses_var(const loop::Stmt& s, const std::string& var);
 
 }  // namespace kiln::passes::schedule_detail

@@ -17,6 +17,16 @@ using namespace kiln::loop;  // NOLINT
 
 namespace {
 
+bool reads_memory(const Expr& e) {
+  struct Finder : IRVisitor {
+    using IRVisitor::visit_node;
+    bool found = false;
+    void visit_node(const Load*) override { found = true; }
+  } f;
+  f.visit(e);
+  return f.found;
+}
+
 class Vectorizer : public IRMutator {
  public:
   Vectorizer(std::string var, Expr ramp, int lanes)
@@ -119,32 +129,42 @@ class Vectorizer : public IRMutator {
     vector_vars_.erase(name);
     return Let::make(Var::make(value.type(), name), value, body);
   }
+  // The predicate an access runs under: its own (vectorized) and the guards
+  // around it.
+  Expr access_predicate(const Expr& own) {
+    Expr p = own.defined() ? mutate(own) : Expr();
+    if (!predicate_.defined()) return p;
+    return p.defined() ? Binary::make(BinOp::And, widen(p), predicate_) : predicate_;
+  }
   Expr visit(const Load* op, const Expr& self) override {
     Expr index = mutate(op->index);
+    Expr pred = access_predicate(op->predicate);
     if (widened_.count(op->buf.get())) {
       if (vec(index)) fail("scratch " + op->buf->name + " is indexed by the lanes");
       return Load::make(op->buf, Ramp::make(index * make_int(lanes_), make_int(1), lanes_));
     }
-    if (!vec(index) && !predicate_.defined()) {
-      return index.same_as(op->index) ? self : Load::make(op->buf, index);
+    if (!vec(index) && !(pred.defined() && vec(pred))) {
+      if (index.same_as(op->index) && pred.same_as(op->predicate)) return self;
+      return Load::make(op->buf, index, pred);
     }
-    return Load::make(op->buf, widen(index), predicate_);
+    return Load::make(op->buf, widen(index), pred.defined() ? widen(pred) : pred);
   }
 
   Stmt visit(const Store* op, const Stmt& self) override {
     Expr index = mutate(op->index), value = mutate(op->value);
+    Expr pred = access_predicate(op->predicate);
     if (widened_.count(op->buf.get())) {
       if (vec(index)) fail("scratch " + op->buf->name + " is indexed by the lanes");
       return Store::make(op->buf, Ramp::make(index * make_int(lanes_), make_int(1), lanes_),
-                         widen(value), predicate_);
+                         widen(value), pred.defined() ? widen(pred) : pred);
     }
     if (!vec(index)) {
       if (vec(value)) {
         fail("a value that differs by lane is stored to one location of " + op->buf->name);
       }
-      if (!predicate_.defined()) return Store::make(op->buf, index, value);
+      if (!(pred.defined() && vec(pred))) return Store::make(op->buf, index, value, pred);
     }
-    return Store::make(op->buf, widen(index), widen(value), predicate_);
+    return Store::make(op->buf, widen(index), widen(value), pred.defined() ? widen(pred) : pred);
   }
   Stmt visit(const IfThenElse* op, const Stmt& self) override {
     Expr cond = mutate(op->cond);
@@ -153,16 +173,21 @@ class Vectorizer : public IRMutator {
       Stmt e = op->else_case.defined() ? mutate(op->else_case) : Stmt();
       return IfThenElse::make(cond, t, e);
     }
+    // The branch's stores may change what the condition reads (an argmax
+    // updates the best value it compares with), so one that loads is
+    // evaluated once, up front.
+    const bool bind = reads_memory(cond);
+    Expr c = bind ? Var::make(cond.type(), var_ + "_if" + std::to_string(guards_++)) : cond;
     Expr saved = predicate_;
-    predicate_ = saved.defined() ? (saved && cond) : cond;
+    predicate_ = saved.defined() ? (saved && c) : c;
     Stmt t = mutate(op->then_case);
     Stmt e;
     if (op->else_case.defined()) {
-      predicate_ = saved.defined() ? (saved && !cond) : !cond;
+      predicate_ = saved.defined() ? (saved && !c) : !c;
       e = mutate(op->else_case);
     }
     predicate_ = saved;
-    return Block::make({t, e});
+    return bind ? LetStmt::make(c, cond, Block::make({t, e})) : Block::make({t, e});
   }
   Stmt visit(const For* op, const Stmt& self) override {
     Expr lo = mutate(op->min), extent = mutate(op->extent);
@@ -192,22 +217,35 @@ class Vectorizer : public IRMutator {
   Expr ramp_;
   int lanes_;
   Expr predicate_;
+  int guards_ = 0;
   std::set<std::string> vector_vars_;
   std::set<const BufferNode*> widened_;
 };
 
 }  // namespace
 
+namespace schedule_detail {
+
+Stmt vectorize_body(const Stmt& body, const std::string& var, const Expr& min, int lanes) {
+  if (lanes == 1) return substitute(body, var, min);
+  Vectorizer v(var, Ramp::make(min, make_int(1), lanes), lanes);
+  return v.mutate(body);
+}
+
+}  // namespace schedule_detail
+
 Stmt vectorize(const Stmt& s, const std::string& loop_var) {
-  Stmt out = schedule_detail::rewrite_loop(s, loop_var, "vectorize", [&](const For* f) -> Stmt {
-    int64_t lanes = 0;
-    KILN_USER_CHECK(is_const_int(f->extent, &lanes) && lanes >= 1 && lanes <= 64,
-                    "vectorize: loop '" << loop_var << "' needs a constant extent in [1, 64], got "
-                                        << to_string(f->extent));
-    if (lanes == 1) return substitute(f->body, loop_var, f->min);
-    Vectorizer v(loop_var, Ramp::make(f->min, make_int(1), int(lanes)), int(lanes));
-    return v.mutate(f->body);
-  });
+  Stmt out = schedule_detail::rewrite_loop(
+      s, loop_var, "vectorize",
+      [&](const For* f) -> Stmt {
+        int64_t lanes = 0;
+        KILN_USER_CHECK(is_const_int(f->extent, &lanes) && lanes >= 1 && lanes <= 64,
+                        "vectorize: loop '" << loop_var
+                                            << "' needs a constant extent in [1, 64], got "
+                                            << to_string(f->extent));
+        return schedule_detail::vectorize_body(f->body, loop_var, f->min, int(lanes));
+      },
+      /*all=*/true);
   return simplify(out);
 }
 

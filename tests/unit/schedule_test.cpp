@@ -95,6 +95,92 @@ TEST(Schedule, VectorizeWithPredicatedTail) {
   EXPECT_THROW(vectorize(k.nest, "i"), Error);  // extent n is not constant
 }
 
+TEST(Schedule, PredicatedTailRunsFullChunksUnmasked) {
+  Scale k;
+  Stmt s = split(k.nest, "i", 8, "i_o", "i_v", TailStrategy::PredicatedTail);
+  EXPECT_EQ(to_string(s),
+            "for (i_o, 0, (n / 8)) {\n"
+            "  for (i_v, 0, 8) {\n"
+            "    y[((i_o * 8) + i_v)] = (x[((i_o * 8) + i_v)] * 2.0f)\n"
+            "  }\n"
+            "}\n"
+            "for (i_v, 0, 8) {\n"
+            "  if (((((n / 8) * 8) + i_v) < n)) {\n"
+            "    y[(((n / 8) * 8) + i_v)] = (x[(((n / 8) * 8) + i_v)] * 2.0f)\n"
+            "  }\n"
+            "}\n");
+  Stmt v = vectorize(s, "i_v");  // both loops named i_v
+  EXPECT_EQ(to_string(v),
+            "for (i_o, 0, (n / 8)) {\n"
+            "  y[ramp((i_o * 8), 1, 8)] = (x[ramp((i_o * 8), 1, 8)] * x8(2.0f))\n"
+            "}\n"
+            "y[ramp(((n / 8) * 8), 1, 8) if (ramp(((n / 8) * 8), 1, 8) < x8(n))] = "
+            "(x[ramp(((n / 8) * 8), 1, 8) if (ramp(((n / 8) * 8), 1, 8) < x8(n))] * x8(2.0f))\n");
+  for (int64_t n : {0, 1, 7, 8, 9, 33, 1023}) {
+    Tensor in = random_tensor({n}, DType::F32, uint64_t(n));
+    EXPECT_TRUE(k.run(s, in).equal(k.run(k.nest, in))) << n;
+    EXPECT_TRUE(k.run(v, in).equal(k.run(k.nest, in))) << n;
+  }
+  // A static extent the factor divides has no tail; a shorter one has only the tail.
+  Stmt c16 = For::make(var("i"), make_int(0), make_int(16), ForKind::Serial,
+                       Store::make(k.y, var("i"), Load::make(k.x, var("i"))));
+  EXPECT_EQ(to_string(vectorize(split(c16, "i", 8, "a", "b", TailStrategy::PredicatedTail), "b")),
+            "for (a, 0, 2) {\n  y[ramp((a * 8), 1, 8)] = x[ramp((a * 8), 1, 8)]\n}\n");
+  Stmt c3 = For::make(var("i"), make_int(0), make_int(3), ForKind::Serial,
+                      Store::make(k.y, var("i"), Load::make(k.x, var("i"))));
+  EXPECT_EQ(to_string(vectorize(split(c3, "i", 8, "a", "b", TailStrategy::PredicatedTail), "b")),
+            "y[ramp(0, 1, 8) if (ramp(0, 1, 8) < x8(3))] = x[ramp(0, 1, 8) if (ramp(0, 1, 8) < "
+            "x8(3))]\n");
+}
+
+TEST(Schedule, ShortenLastClampsTheLastChunk) {
+  Scale k;
+  Stmt s = split(k.nest, "i", var("b"), "i_b", "i_i", TailStrategy::ShortenLast);
+  EXPECT_EQ(to_string(s),
+            "for (i_b, 0, ((n + (b - 1)) / b)) {\n"
+            "  for (i_i, 0, min(b, (n - (i_b * b)))) {\n"
+            "    y[((i_b * b) + i_i)] = (x[((i_b * b) + i_i)] * 2.0f)\n"
+            "  }\n"
+            "}\n");
+  for (int64_t n : {0, 1, 7, 8, 33}) {
+    for (int64_t b : {1, 3, 8, 100}) {
+      Tensor in = random_tensor({n}, DType::F32, uint64_t(n));
+      Tensor out = Tensor::zeros({n}, DType::F32);
+      eval_stmt(s, {{k.x, in}, {k.y, out}}, {{"n", n}, {"b", b}});
+      EXPECT_TRUE(out.equal(k.run(k.nest, in))) << n << " " << b;
+    }
+  }
+  EXPECT_EQ(to_string(split(k.nest, "i", 4, "i_b", "i_i", TailStrategy::ShortenLast)),
+            "for (i_b, 0, ((n + 3) / 4)) {\n"
+            "  for (i_i, 0, min(4, (n - (i_b * 4)))) {\n"
+            "    y[((i_b * 4) + i_i)] = (x[((i_b * 4) + i_i)] * 2.0f)\n"
+            "  }\n"
+            "}\n");
+}
+
+TEST(Schedule, SpecializeVersionsOnAStride) {
+  Buf x = make_buf("x", DType::F32), y = make_buf("y", DType::F32);
+  Stmt nest = For::make(var("i"), make_int(0), make_int(8), ForKind::Serial,
+                        Store::make(y, var("i"), Load::make(x, var("i") * var("x_s0"))));
+  Stmt v = vectorize(nest, "i");
+  Stmt s = specialize(v, {{"x_s0", 1}});
+  EXPECT_EQ(to_string(s),
+            "if ((x_s0 == 1)) {\n"
+            "  y[ramp(0, 1, 8)] = x[ramp(0, 1, 8)]\n"
+            "} else {\n"
+            "  y[ramp(0, 1, 8)] = x[ramp(0, x_s0, 8)]\n"
+            "}\n");
+  Tensor in = random_tensor({16}, DType::F32, 5);
+  for (int64_t stride : {1, 2}) {
+    auto run = [&](const Stmt& st) {
+      Tensor out = Tensor::zeros({8}, DType::F32);
+      eval_stmt(st, {{x, in}, {y, out}}, {{"x_s0", stride}});
+      return out;
+    };
+    EXPECT_TRUE(run(s).equal(run(nest))) << stride;
+  }
+}
+
 TEST(Schedule, ReorderUnrollParallelize) {
   Buf x = make_buf("x", DType::F32), y = make_buf("y", DType::F32);
   Stmt body = Store::make(y, var("i") * make_int(3) + var("j"),
@@ -123,9 +209,10 @@ TEST(Schedule, ReorderUnrollParallelize) {
                Error);
 }
 
-// Lowers a one-node graph, schedules it by default and checks both agree.
+// Lowers a one-node graph, schedules it by default and checks both agree
+// (within `rtol` for float sums, which the schedule reassociates).
 void check_default_schedule(const std::string& op, std::vector<test::In> ins,
-                            const ir::Attrs& attrs, int width) {
+                            const ir::Attrs& attrs, int width, double rtol = 0) {
   test::Built b = test::build(op, ins, attrs);
   std::vector<KernelPlan> plans;
   std::vector<Kernel> ks = lower_graph(*b.g, {}, &plans);
@@ -133,12 +220,14 @@ void check_default_schedule(const std::string& op, std::vector<test::In> ins,
   for (size_t i = 0; i < ks.size(); ++i) {
     ScheduleTarget t;
     t.vector_width = width;
+    t.parallel_grain = 16;  // block and parallelize even these small nests
     scheduled.push_back(default_schedule(ks[i], plans[i].category, t));
   }
   std::vector<Tensor> want = test::run_kernels(*b.g, ks, plans, b.feed);
   std::vector<Tensor> got = test::run_kernels(*b.g, scheduled, plans, b.feed);
   for (size_t i = 0; i < want.size(); ++i) {
-    EXPECT_TRUE(tensors_close(got[i], want[i], 0, 0)) << op << "\n" << to_string(scheduled[0]);
+    EXPECT_TRUE(tensors_close(got[i], want[i], rtol, rtol)) << op << " width " << width << "\n"
+                                                            << to_string(scheduled[0]);
   }
 }
 
@@ -156,7 +245,7 @@ TEST(Schedule, DefaultScheduleKeepsValues) {
     check_default_schedule("transpose", {random_tensor({5, 9}, DType::I64, 1)},
                            {{"dim0", int64_t{0}}, {"dim1", int64_t{1}}}, width);
     check_default_schedule("sum", {random_tensor({9, 5}, DType::F32, 1)},
-                           {{"dim", std::vector<int64_t>{1}}}, width);
+                           {{"dim", std::vector<int64_t>{1}}}, width, 1e-6);
     check_default_schedule(
         "matmul", {random_tensor({3, 4}, DType::F32, 1), random_tensor({4, 5}, DType::F32, 2)}, {},
         width);
@@ -175,14 +264,20 @@ TEST(Schedule, DefaultScheduleOfAnElementwiseKernel) {
   std::vector<KernelPlan> plans;
   std::vector<Kernel> ks = lower_graph(*g, packed, &plans);
   Kernel s = default_schedule(ks[0], plans[0].category);
+  // An unmasked main loop in blocks of 4096 vectors (one task's share), then
+  // one masked vector for the rest.
   EXPECT_EQ(to_string(s),
             "kernel ew_0_relu(x: f32*, v0: f32*, N: i64) {\n"
-            "  for (i0_o, 0, ((N + 7) / 8)) parallel {\n"
-            "    v0[ramp((i0_o * 8), 1, 8) if (ramp((i0_o * 8), 1, 8) < x8(N))] = "
-            "max(x[ramp((i0_o * 8), 1, 8) if (ramp((i0_o * 8), 1, 8) < x8(N))], x8(0.0f))\n"
+            "  for (i0_o_b, 0, (((N / 8) + 4095) / 4096)) parallel {\n"
+            "    for (i0_o_i, 0, min(4096, ((N / 8) - (i0_o_b * 4096)))) {\n"
+            "      v0[ramp((((i0_o_b * 4096) + i0_o_i) * 8), 1, 8)] = "
+            "max(x[ramp((((i0_o_b * 4096) + i0_o_i) * 8), 1, 8)], x8(0.0f))\n"
+            "    }\n"
             "  }\n"
+            "  v0[ramp(((N / 8) * 8), 1, 8) if (ramp(((N / 8) * 8), 1, 8) < x8(N))] = "
+            "max(x[ramp(((N / 8) * 8), 1, 8) if (ramp(((N / 8) * 8), 1, 8) < x8(N))], x8(0.0f))\n"
             "}\n");
-  for (int64_t n : {0, 5, 17}) {
+  for (int64_t n : {0, 5, 17, 40000}) {
     std::vector<Tensor> in{random_tensor({n}, DType::F32, uint64_t(n))};
     EXPECT_TRUE(
         tensors_close(test::run_kernels(*g, {s}, plans, in)[0], ir::interpret(*g, in)[0], 0, 0));
@@ -193,7 +288,7 @@ TEST(Schedule, DefaultScheduleOfAnElementwiseKernel) {
 // outer loop folds away) or none, so there may be no loop left to run
 // parallel. Scheduling must not throw and must keep the values.
 TEST(Schedule, DefaultScheduleOfShortStaticLoops) {
-  for (int64_t n : {0, 1, 3, 5, 7, 8, 9}) {
+  for (int64_t n : {0, 1, 3, 5, 7, 8, 9, 15}) {
     auto g = std::make_unique<ir::Graph>("short");
     ir::Value* x = g->add_input("x", ir::Type::tensor(DType::F32, {n}));
     g->set_outputs({g->apply1("relu", {x})});
@@ -211,13 +306,11 @@ TEST(Schedule, DefaultScheduleOfShortStaticLoops) {
     } else if (n == 1) {
       EXPECT_EQ(text.find("for ("), std::string::npos) << text;  // lowering drops the loop
       EXPECT_NE(text.find("v0[0] = "), std::string::npos) << text;
-    } else if (n <= 8) {
-      // One masked vector store, no loop.
+    } else {
+      // At most one unmasked vector and one masked one, no loop, nothing parallel.
       EXPECT_EQ(text.find("for ("), std::string::npos) << text;
       EXPECT_NE(text.find("v0[ramp(0, 1, 8)"), std::string::npos) << text;
       EXPECT_EQ(text.find(" if (") == std::string::npos, n == 8) << text;
-    } else {
-      EXPECT_NE(text.find("for (i0_o, 0, 2) parallel {"), std::string::npos) << text;
     }
     std::vector<Tensor> in{random_tensor({n}, DType::F32, uint64_t(n) + 1)};
     EXPECT_TRUE(
@@ -241,7 +334,8 @@ TEST(Schedule, DefaultScheduleOfShortStaticLoops) {
   }
 }
 
-// An outer dim of extent 1 folds away too: the next loop left runs parallel.
+// An outer dim of extent 1 folds away too: the next loop left runs parallel
+// (here with a grain of one element, so even this small nest is shared out).
 TEST(Schedule, DefaultScheduleParallelizesTheOutermostLoopLeft) {
   auto g = std::make_unique<ir::Graph>("row");
   ir::Value* x = g->add_input("x", ir::Type::tensor(DType::F32, {1, 20}));
@@ -250,12 +344,37 @@ TEST(Schedule, DefaultScheduleParallelizesTheOutermostLoopLeft) {
   packed.strided_inputs = false;
   std::vector<KernelPlan> plans;
   std::vector<Kernel> ks = lower_graph(*g, packed, &plans);
-  Kernel s = default_schedule(ks[0], plans[0].category);
+  ScheduleTarget t;
+  t.parallel_grain = 1;
+  Kernel s = default_schedule(ks[0], plans[0].category, t);
   std::string text = to_string(s);
-  EXPECT_NE(text.find("for (i1_o, 0, 3) parallel {"), std::string::npos) << text;
+  EXPECT_NE(text.find("for (i1_o, 0, 2) parallel {"), std::string::npos) << text;
   std::vector<Tensor> in{random_tensor({1, 20}, DType::F32, 4)};
   EXPECT_TRUE(
       tensors_close(test::run_kernels(*g, {s}, plans, in)[0], ir::interpret(*g, in)[0], 0, 0));
+  // With the default grain the 20 elements are one task: no parallel loop.
+  text = to_string(default_schedule(ks[0], plans[0].category));
+  EXPECT_EQ(text.find("parallel"), std::string::npos) << text;
+}
+
+// Rows shorter than the grain are blocked so one task gets several rows.
+TEST(Schedule, DefaultScheduleBlocksShortRows) {
+  auto g = std::make_unique<ir::Graph>("rows");
+  ir::Value* x = g->add_input("x", ir::Type::tensor(DType::F32, {ir::Dim::sym("N"), 64}));
+  g->set_outputs({g->apply1("relu", {x})});
+  LowerOptions packed;
+  packed.strided_inputs = false;
+  std::vector<KernelPlan> plans;
+  std::vector<Kernel> ks = lower_graph(*g, packed, &plans);
+  Kernel s = default_schedule(ks[0], plans[0].category);
+  std::string text = to_string(s);
+  EXPECT_NE(text.find("for (i0_b, 0, ((N + 511) / 512)) parallel {"), std::string::npos) << text;
+  EXPECT_NE(text.find("for (i0_i, 0, min(512, (N - (i0_b * 512)))) {"), std::string::npos) << text;
+  for (int64_t n : {0, 3, 1000}) {
+    std::vector<Tensor> in{random_tensor({n, 64}, DType::F32, 4)};
+    EXPECT_TRUE(
+        tensors_close(test::run_kernels(*g, {s}, plans, in)[0], ir::interpret(*g, in)[0], 0, 0));
+  }
 }
 
 }  // namespace

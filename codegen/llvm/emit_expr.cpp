@@ -373,37 +373,6 @@ llvm::Value* Emitter::emit_load(const loop::Load* op) {
     llvm::Value* ptr = element_ptr(op->buf, emit(*base));
     v = mask ? static_cast<llvm::Value*>(b_.CreateMaskedLoad(vec, ptr, align, mask, zero))
              : b_.CreateAlignedLoad(vec, ptr, align);
-  } else if (const loop::Ramp* r = op->index.as<loop::Ramp>(); r && !r->stride.as<loop::IntImm>()) {
-    // A stride known only at run time (a graph input's view stride): packed
-    // inputs, the common case, take a plain vector load; views a gather. The
-    // branch is loop-invariant, so it predicts perfectly (and LLVM may unswitch it).
-    llvm::Value* base = emit(r->base);
-    llvm::Value* stride = emit(r->stride);
-    llvm::Value* unit = b_.CreateICmpEQ(stride, llvm::ConstantInt::get(stride->getType(), 1));
-    llvm::BasicBlock* from = b_.GetInsertBlock();
-    llvm::Function* fn = from->getParent();
-    auto* dense_bb = llvm::BasicBlock::Create(ctx_, "load.dense", fn);
-    auto* gather_bb = llvm::BasicBlock::Create(ctx_, "load.gather", fn);
-    auto* done_bb = llvm::BasicBlock::Create(ctx_, "load.done", fn);
-    b_.CreateCondBr(unit, dense_bb, gather_bb);
-    b_.SetInsertPoint(dense_bb);
-    llvm::Value* ptr = element_ptr(op->buf, base);
-    llvm::Value* dense =
-        mask ? static_cast<llvm::Value*>(b_.CreateMaskedLoad(vec, ptr, align, mask, zero))
-             : b_.CreateAlignedLoad(vec, ptr, align);
-    llvm::BasicBlock* dense_end = b_.GetInsertBlock();
-    b_.CreateBr(done_bb);
-    b_.SetInsertPoint(gather_bb);
-    llvm::Value* ptrs = element_ptr(op->buf, emit_ramp(r));
-    llvm::Value* gathered =
-        b_.CreateMaskedGather(vec, ptrs, align, mask ? mask : all_true(lanes), zero);
-    llvm::BasicBlock* gather_end = b_.GetInsertBlock();
-    b_.CreateBr(done_bb);
-    b_.SetInsertPoint(done_bb);
-    llvm::PHINode* phi = b_.CreatePHI(vec, 2);
-    phi->addIncoming(dense, dense_end);
-    phi->addIncoming(gathered, gather_end);
-    v = phi;
   } else {
     llvm::Value* ptrs = element_ptr(op->buf, emit(op->index));
     v = b_.CreateMaskedGather(vec, ptrs, align, mask ? mask : all_true(lanes), zero);

@@ -92,15 +92,31 @@ const CompiledFunction::Impl& checked(const std::shared_ptr<const CompiledFuncti
   return *p;
 }
 
+// The machine kernels are lowered for: the host, or a generic AVX2 one when
+// code is generated for another CPU.
+passes::CpuTarget cpu_target(const CompileOptions& o) {
+  return o.cpu.empty() ? passes::host_target(o.num_threads)
+                       : passes::generic_target(o.num_threads);
+}
+
+passes::LowerOptions lower_options(const CompileOptions& o) {
+  passes::LowerOptions lo;
+  lo.target = cpu_target(o);
+  return lo;
+}
+
+// Kernel groups (fusion) with the algorithm of each contraction chosen.
 std::vector<passes::KernelGroup> fusion_groups(const ir::Graph& g, const CompileOptions& o) {
   passes::FusionOptions fo;
   fo.fuse = o.fuse;
-  return passes::group_kernels(g, fo);
+  std::vector<passes::KernelGroup> groups = passes::group_kernels(g, fo);
+  passes::choose_algorithms(groups, cpu_target(o));
+  return groups;
 }
 
 std::vector<loop::Kernel> lower_fused(const ir::Graph& g, const CompileOptions& o,
                                       std::vector<passes::KernelPlan>* plans) {
-  return passes::lower_groups(g, fusion_groups(g, o), passes::LowerOptions{}, plans);
+  return passes::lower_groups(g, fusion_groups(g, o), lower_options(o), plans);
 }
 
 // The groups of a compiled function (computed on demand for "interp").
@@ -112,7 +128,7 @@ std::string explain_text(const CompiledFunction::Impl& impl, bool with_nodes) {
   std::vector<passes::KernelGroup> groups = groups_of(impl);
   std::vector<passes::KernelPlan> plans;
   std::vector<loop::Kernel> ks =
-      passes::lower_groups(*impl.graph, groups, passes::LowerOptions{}, &plans);
+      passes::lower_groups(*impl.graph, groups, lower_options(impl.options), &plans);
   ir::ValueNames names(*impl.graph);
   std::string s = "kernels: " + std::to_string(ks.size()) + "\n";
   for (size_t k = 0; k < ks.size(); ++k) {
@@ -125,6 +141,18 @@ std::string explain_text(const CompiledFunction::Impl& impl, bool with_nodes) {
       s += "\n";
     }
     s += "  why: " + groups[k].reason + "\n";
+    const passes::AlgorithmChoice& a = groups[k].algorithm;
+    if (!a.name.empty()) {
+      s += "  algorithm: " + a.name + " (" + a.reason + ")\n";
+      for (const passes::AlgorithmCandidate& c : a.candidates) {
+        s += "    candidate " + c.name + ": " +
+             (c.applies ? "score " + std::to_string(c.score) : std::string("does not apply"));
+        if (c.seconds >= 0) s += ", measured " + std::to_string(c.seconds * 1e3) + " ms";
+        if (c.rejected) s += ", rejected (wrong result)";
+        if (!c.note.empty()) s += " - " + c.note;
+        s += "\n";
+      }
+    }
   }
   return s;
 }
@@ -175,7 +203,7 @@ std::shared_ptr<CompiledFunction::Impl> build(const ir::Graph& source,
   //    (constants fold into their users).
   std::vector<passes::KernelPlan> plans;
   impl->groups = fusion_groups(*g, options);
-  impl->lowered = passes::lower_groups(*g, impl->groups, passes::LowerOptions{}, &plans);
+  impl->lowered = passes::lower_groups(*g, impl->groups, lower_options(options), &plans);
   // 3. Schedule and simplify.
   impl->scheduled = schedule_kernels(impl->lowered, plans, options);
   // 4. Code generation (or evaluator launchers).

@@ -78,7 +78,7 @@ class Grouper {
  private:
   int new_group(const ir::Node* n, std::string reason) {
     int id = int(groups_.size());
-    groups_.push_back({{n}, std::move(reason)});
+    groups_.push_back({{n}, std::move(reason), {}});
     alive_.push_back(true);
     pointwise_.push_back(is_pointwise(*n));
     deps_.emplace_back();
@@ -215,12 +215,22 @@ std::vector<KernelGroup> group_kernels(const ir::Graph& g, const FusionOptions& 
   return Grouper(g).run(options.fuse);
 }
 
+void choose_algorithms(std::vector<KernelGroup>& groups, const CpuTarget& target) {
+  for (KernelGroup& grp : groups) {
+    for (const ir::Node* n : grp.nodes) {
+      if (has_algorithms(n->op())) grp.algorithm = choose_algorithm(*n, target);
+    }
+  }
+}
+
 std::vector<loop::Kernel> lower_groups(const ir::Graph& g, const std::vector<KernelGroup>& groups,
                                        const LowerOptions& options,
                                        std::vector<KernelPlan>* plans) {
   std::vector<loop::Kernel> kernels;
   for (size_t k = 0; k < groups.size(); ++k) {
-    LoweredKernel lk = lower_group(g, groups[k].nodes, kernel_name(g, k, groups[k]), options);
+    LowerOptions o = options;
+    if (!groups[k].algorithm.name.empty()) o.algorithm = groups[k].algorithm.name;
+    LoweredKernel lk = lower_group(g, groups[k].nodes, kernel_name(g, k, groups[k]), o);
     kernels.push_back(std::move(lk.kernel));
     if (plans) plans->push_back(std::move(lk.plan));
   }

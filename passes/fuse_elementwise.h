@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "passes/algorithms.h"
 #include "passes/lower/lower_graph.h"
 
 namespace kiln::passes {
@@ -25,6 +26,9 @@ namespace kiln::passes {
 struct KernelGroup {
   std::vector<const ir::Node*> nodes;  // graph order
   std::string reason;                  // why this kernel boundary exists / what fused
+  // For a group with a contraction node (matmul, conv2d, ...): the algorithm it
+  // runs, the candidates and why (set by choose_algorithms or the autotuner).
+  AlgorithmChoice algorithm;
 };
 
 struct FusionOptions {
@@ -33,7 +37,12 @@ struct FusionOptions {
 
 std::vector<KernelGroup> group_kernels(const ir::Graph& g, const FusionOptions& options = {});
 
-// Lowers each group with lower_group; kernel names are "<graph>_<k>_<ops>".
+// Sets KernelGroup::algorithm of every group holding a node with algorithm
+// candidates to the heuristic's choice for `target`.
+void choose_algorithms(std::vector<KernelGroup>& groups, const CpuTarget& target);
+
+// Lowers each group with lower_group (with the group's algorithm, when it has
+// one); kernel names are "<graph>_<k>_<ops>".
 std::vector<loop::Kernel> lower_groups(const ir::Graph& g, const std::vector<KernelGroup>& groups,
                                        const LowerOptions& options = {},
                                        std::vector<KernelPlan>* plans = nullptr);

@@ -221,6 +221,20 @@ Stmt lower_avg_pool(NodeLowering& n, const std::vector<OutBuf>& outs) {
   });
 }
 
+// The plain loop nests: one accumulator per output element, any shape, any
+// dtype. Always applicable, never preferred once a faster candidate applies.
+AlgorithmLowering naive(RootFn root) {
+  AlgorithmLowering a;
+  a.name = "naive";
+  a.applies = [](const ir::Node&, const CpuTarget&, std::string*) { return true; };
+  a.score = [](const ir::Node&, const CpuTarget&, std::string* why) {
+    *why = "plain loop nest, one accumulator per output element";
+    return 0.0;
+  };
+  a.root = std::move(root);
+  return a;
+}
+
 }  // namespace
 
 void register_contraction_lowerings(LoweringTable& t) {
@@ -230,6 +244,13 @@ void register_contraction_lowerings(LoweringTable& t) {
   t["conv2d"].root = lower_conv2d;
   t["max_pool2d"].root = lower_max_pool;
   t["avg_pool2d"].root = lower_avg_pool;
+  t["matmul"].algorithms.push_back(naive(lower_matmul));
+  t["bmm"].algorithms.push_back(naive(lower_matmul));
+  t["linear"].algorithms.push_back(naive(lower_linear));
+  t["conv2d"].algorithms.push_back(naive(lower_conv2d));
+  for (const char* op : {"matmul", "bmm", "linear", "conv2d", "max_pool2d", "avg_pool2d"}) {
+    t[op].stores_once = true;
+  }
 }
 
 }  // namespace kiln::passes::lower

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "ir/loop/simplify.h"
+#include "passes/algorithms.h"
 #include "passes/lower/lower_internal.h"
 
 namespace kiln::passes {
@@ -137,6 +138,7 @@ class GroupLowering {
   }
 
   void lower_node(const ir::Node& n);
+  RootFn algorithm_root(const ir::Node& n, const OpLowering& l) const;
   LoweredKernel finish(const std::string& name);
 
   const ir::Graph& g_;
@@ -148,6 +150,24 @@ class GroupLowering {
   std::unordered_map<const ir::Value*, Operand> values_;
   std::vector<Stmt> stmts_;
 };
+
+// The candidate LowerOptions::algorithm names, or the heuristic's pick.
+RootFn GroupLowering::algorithm_root(const ir::Node& n, const OpLowering& l) const {
+  const CpuTarget& target = ctx_.options().target;
+  std::string name = ctx_.options().algorithm;
+  if (name.empty()) name = choose_algorithm(n, target).name;
+  for (const AlgorithmLowering& a : l.algorithms) {
+    if (a.name != name) continue;
+    std::string why;
+    KILN_USER_CHECK(!a.applies || a.applies(n, target, &why),
+                    "lower: " << n.op() << ": algorithm '" << name << "' does not apply: " << why);
+    return a.root;
+  }
+  std::string known;
+  for (const AlgorithmLowering& a : l.algorithms) known += (known.empty() ? "" : ", ") + a.name;
+  KILN_USER_ERROR("lower: " << n.op() << ": unknown algorithm '" << name << "' (candidates: "
+                            << known << ")");
+}
 
 void GroupLowering::lower_node(const ir::Node& n) {
   if (n.op() == "constant") {
@@ -191,7 +211,9 @@ void GroupLowering::lower_node(const ir::Node& n) {
     }
     return;
   }
-  KILN_INTERNAL_CHECK(l.root, n.op() << ": no root lowering");
+  RootFn root = l.root;
+  if (!l.algorithms.empty()) root = algorithm_root(n, l);
+  KILN_INTERNAL_CHECK(root, n.op() << ": no root lowering");
   std::vector<OutBuf> outs;
   std::vector<int> indices;
   for (const ir::Value* v : n.outputs()) {
@@ -203,7 +225,7 @@ void GroupLowering::lower_node(const ir::Node& n) {
     indices.push_back(idx);
     outs.push_back({ctx_.buffers()[size_t(idx)].buf, ctx_.buffers()[size_t(idx)].shape});
   }
-  stmts_.push_back(l.root(nl, outs));
+  stmts_.push_back(root(nl, outs));
   for (size_t i = 0; i < outs.size(); ++i) {
     values_[n.output(i)] = buffer_operand(ctx_, indices[i], n.output(i)->type());
   }

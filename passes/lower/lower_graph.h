@@ -18,6 +18,7 @@
 #include "ir/graph.h"
 #include "ir/loop/loop_ir.h"
 #include "ir/op_registry.h"
+#include "passes/target.h"
 
 namespace kiln::passes {
 
@@ -26,6 +27,11 @@ struct LowerOptions {
   // they are read through strides passed as scalar parameters. When false they
   // are assumed packed row-major and strides are folded into the index math.
   bool strided_inputs = true;
+  // The machine the kernel is for (GEMM/conv blocking, vector widths).
+  CpuTarget target;
+  // The algorithm chosen for the group's contraction node (passes/algorithms.h:
+  // "gemm.packed", "conv.winograd", ...); empty: the op's heuristic choice.
+  std::string algorithm;
 };
 
 enum class BufferRole : uint8_t {

@@ -92,9 +92,25 @@ struct NodeLowering {
 };
 
 // An output buffer a root lowering stores into, packed row-major.
+//
+// Epilogue fusion: when `epilogue` is set, store_at(out, index, value) emits
+// epilogue(index, value) instead of a store into `buf`: the fused consumers of
+// the root's value, applied to the one element (bias, activation, residual
+// add, a cast), storing into their own buffers (of their own dtypes). `buf`
+// is then not a kernel buffer: nothing may load from it or store into it
+// directly. Roots that compute an element in several steps (partial sums over
+// K blocks) keep the partial values in scratch of their own and call store_at
+// once per element with the final value; they may call it inside a loop that
+// a later schedule vectorizes (index and value are then scalar expressions of
+// that loop's variable).
 struct OutBuf {
+  using Epilogue = std::function<Stmt(const Index& index, const Expr& value)>;
+  OutBuf() = default;
+  OutBuf(Buf b, std::vector<Expr> d, Epilogue e = {})
+      : buf(std::move(b)), dims(std::move(d)), epilogue(std::move(e)) {}
   Buf buf;
   std::vector<Expr> dims;
+  Epilogue epilogue;
 };
 
 // Elementwise and layout ops: the outputs as Operands (index functions).
@@ -102,9 +118,30 @@ using PointwiseFn = std::function<std::vector<Operand>(NodeLowering&)>;
 // Ops that need loops of their own: a statement writing every output buffer.
 using RootFn = std::function<Stmt(NodeLowering&, const std::vector<OutBuf>&)>;
 
+// One algorithm of a contraction op (matmul: "gemm.packed", "gemm.small",
+// "gemv"; conv2d: "conv.direct", "conv.winograd", ...). The heuristic runs the
+// applicable candidate with the highest score; autotuning times them all.
+struct AlgorithmLowering {
+  std::string name;
+  // Whether it can compute node n on target t; when not, why (one phrase).
+  std::function<bool(const ir::Node& n, const CpuTarget& t, std::string* why_not)> applies;
+  // The heuristic's preference among applicable candidates (higher wins) and
+  // why, e.g. "M, N, K >= 64: packing pays for itself".
+  std::function<double(const ir::Node& n, const CpuTarget& t, std::string* why)> score;
+  RootFn root;
+};
+
 struct OpLowering {
   PointwiseFn pointwise;  // either or both may be set; pointwise is preferred
   RootFn root;            // when the value is stored (root takes precedence then)
+  // The root writes each output element exactly once, through store_at, with
+  // its final value, and never reads its outputs back: elementwise consumers
+  // of its (single) output may fuse in as an OutBuf epilogue.
+  bool stores_once = false;
+  // Contraction ops: the candidates, in registration order. When non-empty,
+  // lowering runs the one LowerOptions::algorithm names (the heuristic's when
+  // empty) instead of `root`.
+  std::vector<AlgorithmLowering> algorithms;
 };
 
 using LoweringTable = std::map<std::string, OpLowering>;

@@ -242,8 +242,10 @@ void register_layout_lowerings(LoweringTable& t) {
   t["expand"].pointwise = lower_expand;
   t["slice"].pointwise = lower_slice;
   t["select"].pointwise = lower_select;
-  t["cat"] = {lower_cat_inline, lower_cat_root};
-  t["stack"] = {lower_stack_inline, lower_stack_root};
+  t["cat"].pointwise = lower_cat_inline;
+  t["cat"].root = lower_cat_root;
+  t["stack"].pointwise = lower_stack_inline;
+  t["stack"].root = lower_stack_root;
   t["split"].pointwise = lower_pieces;
   t["chunk"].pointwise = lower_pieces;
 }

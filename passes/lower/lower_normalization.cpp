@@ -163,6 +163,10 @@ void register_normalization_lowerings(LoweringTable& t) {
   t["layer_norm"].root = trailing_norm(true);
   t["rms_norm"].root = trailing_norm(false);
   t["batch_norm"].pointwise = batch_norm;
+  // softmax stores exp(x - max) and rescales it in place, so only the norms
+  // take epilogues.
+  t["layer_norm"].stores_once = true;
+  t["rms_norm"].stores_once = true;
 }
 
 }  // namespace kiln::passes::lower

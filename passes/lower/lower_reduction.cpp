@@ -225,6 +225,12 @@ void register_reduction_lowerings(LoweringTable& t) {
   t["std"].root = spread(true);
   t["any"].root = logical(true);
   t["all"].root = logical(false);
+  // Each stores every output element once with its final value (max/min with
+  // indices have two outputs, which epilogue fusion leaves alone).
+  for (const char* op : {"sum", "prod", "mean", "amax", "amin", "max", "min", "argmax", "argmin",
+                         "var", "std", "any", "all"}) {
+    t[op].stores_once = true;
+  }
 }
 
 }  // namespace kiln::passes::lower

@@ -240,7 +240,22 @@ Stmt parallelize_blocked(const Stmt& s, const std::string& outer, const Expr& wo
   return is_const(rows) ? blocked : LetStmt::make(size, rows, blocked);
 }
 
+// Whether `s` holds a loop that is not serial: its lowering scheduled it.
+bool has_scheduled_loop(const Stmt& s) {
+  struct Finder : IRVisitor {
+    using IRVisitor::visit_node;
+    bool found = false;
+    void visit_node(const For* op) override {
+      if (op->for_kind != ForKind::Serial) found = true;
+      if (!found) IRVisitor::visit_node(op);
+    }
+  } f;
+  f.visit(s);
+  return f.found;
+}
+
 Stmt schedule_nest(const Stmt& nest, ir::OpCategory category, const ScheduleTarget& t) {
+  if (has_scheduled_loop(nest)) return nest;
   std::vector<std::string> vars = nest_vars(nest);
   Stmt s = nest;
   const bool pointwise =

@@ -131,7 +131,10 @@ struct ScheduleTarget {
 //    accumulates; a loop over an outer dim of the input vectorizes across the
 //    kept loop around it instead (its accumulators get one slot per lane);
 //  - the outermost loop left runs parallel, blocked so each task gets at least
-//    parallel_grain elements of work; contraction nests are only parallelized.
+//    parallel_grain elements of work; contraction nests are only parallelized;
+//  - a nest that already holds a vectorized, parallel or unrolled loop was
+//    scheduled by its lowering (packed GEMM, direct convolution) and is kept
+//    as it is.
 // Nests a transform does not apply to keep their loops.
 loop::Kernel default_schedule(const loop::Kernel& k, ir::OpCategory category,
                               const ScheduleTarget& target = {});

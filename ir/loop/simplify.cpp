@@ -307,6 +307,9 @@ class Simplifier : public IRMutator {
             return Broadcast::make(fold_or_make(BinOp::Add, ba->value, bb->value), ba->lanes);
           }
         }
+        if (integral && t.lanes == 1) {
+          if (Expr r = fold_div_mod(a, b); r.defined()) return r;
+        }
         break;
       case BinOp::Sub:
         if (is_int_value(b, 0)) return a;
@@ -374,6 +377,27 @@ class Simplifier : public IRMutator {
   Expr fold_or_make(BinOp op, const Expr& a, const Expr& b) {
     Expr r = fold_binary(op, a, b);
     return r.defined() ? r : Binary::make(op, a, b);
+  }
+
+  // (x / c) * c + x % c -> x, also after other terms ((y + (x / c) * c) + x % c
+  // -> y + x): a flattened index split into row and column and packed again
+  // (a conv over flattened pixels storing at [row, column]) stays one ramp.
+  // Floor division and modulo make it exact for any constant c != 0.
+  Expr fold_div_mod(const Expr& a, const Expr& b) {
+    const Binary* mod = b.as<Binary>();
+    int64_t c = 0;
+    if (!mod || mod->op != BinOp::Mod || !const_int(mod->b, &c) || c == 0) return Expr();
+    auto splits = [&](const Expr& e) {
+      const Binary* mul = e.as<Binary>();
+      if (!mul || mul->op != BinOp::Mul || !equal(mul->b, mod->b)) return false;
+      const Binary* div = mul->a.as<Binary>();
+      return div && div->op == BinOp::Div && equal(div->a, mod->a) && equal(div->b, mod->b);
+    };
+    if (splits(a)) return mod->a;
+    if (const Binary* s = a.as<Binary>(); s && s->op == BinOp::Add && splits(s->b)) {
+      return fold_or_make(BinOp::Add, s->a, mod->a);
+    }
+    return Expr();
   }
 
   // (x * c) / d, (x * c + y) / c with 0 <= y < c, and x / c with 0 <= x < c.

@@ -1,7 +1,7 @@
 // Lowerings of the contraction family as naive but correct loop nests: matmul
 // (every rank case: vectors, batched and broadcast batch dims) and bmm, linear,
-// conv2d (stride, 2- or 4-int padding, dilation, groups), max_pool2d and
-// avg_pool2d (torch's divisor rules). Each output element accumulates in f32
+// max_pool2d and avg_pool2d (torch's divisor rules); conv2d's candidates live
+// in lower_conv.cpp. Each output element accumulates in f32
 // (f16/bf16/f32), f64 or i64 (integers wrap like the reference) and is rounded
 // once into the output. Fast algorithms replace these in a later issue.
 #include "ir/loop/simplify.h"
@@ -92,50 +92,6 @@ std::pair<int64_t, int64_t> pair_attr(const ir::Attrs& a, const std::string& nam
 
 Expr in_range(const Expr& i, const Expr& size) {
   return i >= make_int(0) && i < size;
-}
-
-Stmt lower_conv2d(NodeLowering& n, const std::vector<OutBuf>& outs) {
-  const Operand& x = n.in(0);
-  const Operand& w = n.in(1);
-  Operand bias = n.in(2);
-  const bool batched = x.rank() == 4;
-  DType acc_t = accum_dtype(n.out_dtype());
-  // Plain variables, not structured bindings: clang 14 cannot capture those.
-  const auto stride = pair_attr(n.attrs(), "stride");
-  const auto dilation = pair_attr(n.attrs(), "dilation");
-  const int64_t sh = stride.first, sw = stride.second;
-  const int64_t dh = dilation.first, dw = dilation.second;
-  std::vector<int64_t> p = n.attrs().get_ints("padding");
-  if (p.size() == 1) p = {p[0], p[0], p[0], p[0]};
-  if (p.size() == 2) p = {p[0], p[0], p[1], p[1]};
-  const int64_t groups = n.attrs().get_int("groups");
-  int64_t cout = 0, cin_g = 0, kh = 0, kw = 0;
-  is_const_int(w.dims[0], &cout), is_const_int(w.dims[1], &cin_g);
-  is_const_int(w.dims[2], &kh), is_const_int(w.dims[3], &kw);
-  const int64_t cout_g = cout / groups;
-  const size_t r = x.dims.size();
-  Expr H = x.dims[r - 2], W = x.dims[r - 1];
-  return loop_nest(n.ctx, outs[0].dims, [&](const Index& o) {
-    Expr oc = o[o.size() - 3], oh = o[o.size() - 2], ow = o[o.size() - 1];
-    Expr c0 = simplify((oc / make_int(cout_g)) * make_int(cin_g));
-    Scratch acc = make_scratch(n.ctx, "acc", acc_t);
-    Stmt loop = loop_nest(
-        n.ctx, {make_int(cin_g), make_int(kh), make_int(kw)},
-        [&](const Index& k) {
-          Expr iy = simplify(oh * make_int(sh) - make_int(p[0]) + k[1] * make_int(dh));
-          Expr ix = simplify(ow * make_int(sw) - make_int(p[2]) + k[2] * make_int(dw));
-          Index xi;
-          if (batched) xi.push_back(o[0]);
-          xi.insert(xi.end(), {simplify(c0 + k[0]), iy, ix});
-          Expr term = cast_to(x.at(xi), acc_t) * cast_to(w.at({oc, k[0], k[1], k[2]}), acc_t);
-          return IfThenElse::make(in_range(iy, H) && in_range(ix, W), acc.store(acc.load() + term));
-        },
-        "k");
-    Expr result = acc.load();
-    if (!bias.is_none()) result = result + cast_to(bias.at({oc}), acc_t);
-    return allocate({acc},
-                    Block::make({acc.store(imm(acc_t, 0)), loop, store_at(outs[0], o, result)}));
-  });
 }
 
 struct PoolAttrs {
@@ -241,14 +197,12 @@ void register_contraction_lowerings(LoweringTable& t) {
   t["matmul"].root = lower_matmul;
   t["bmm"].root = lower_matmul;
   t["linear"].root = lower_linear;
-  t["conv2d"].root = lower_conv2d;
   t["max_pool2d"].root = lower_max_pool;
   t["avg_pool2d"].root = lower_avg_pool;
   t["matmul"].algorithms.push_back(naive(lower_matmul));
   t["bmm"].algorithms.push_back(naive(lower_matmul));
   t["linear"].algorithms.push_back(naive(lower_linear));
-  t["conv2d"].algorithms.push_back(naive(lower_conv2d));
-  for (const char* op : {"matmul", "bmm", "linear", "conv2d", "max_pool2d", "avg_pool2d"}) {
+  for (const char* op : {"matmul", "bmm", "linear", "max_pool2d", "avg_pool2d"}) {
     t[op].stores_once = true;
   }
 }

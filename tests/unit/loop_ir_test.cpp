@@ -94,6 +94,17 @@ TEST(Simplify, UsesLoopBounds) {
   EXPECT_EQ(to_string(simplify(var("j") / make_int(8))), "(j / 8)");
 }
 
+TEST(Simplify, RowAndColumnRepackIntoTheFlatIndex) {
+  // A flat pixel index p split into [p / 56, p % 56] and packed again.
+  Expr p = var("p");
+  EXPECT_EQ(to_string(simplify((p / make_int(56)) * make_int(56) + p % make_int(56))), "p");
+  Expr offset = var("c") * 3136 + (p / make_int(56)) * make_int(56) + p % make_int(56);
+  EXPECT_EQ(to_string(simplify(offset)), "((c * 3136) + p)");
+  // Only with the same divisor and dividend.
+  EXPECT_EQ(to_string(simplify((p / make_int(56)) * make_int(56) + p % make_int(28))),
+            "(((p / 56) * 56) + (p % 28))");
+}
+
 TEST(Simplify, LoopsAndBranches) {
   Buf y = make_buf("y", DType::I64);
   Expr i = var("i"), j = var("j");

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,10 +37,15 @@ inline SymbolMap bind_symbols(const ir::Graph& g, const std::vector<Tensor>& inp
   return syms;
 }
 
+// Runs kernel `k` on its buffers and scalars (the loop-IR evaluator by default).
+using KernelRunner = std::function<void(size_t k, const std::vector<Tensor>& bufs,
+                                        const std::vector<int64_t>& scalars)>;
+
 // Runs already lowered kernels on `inputs` (graph input order).
 inline std::vector<Tensor> run_kernels(const ir::Graph& g, const std::vector<loop::Kernel>& kernels,
                                        const std::vector<passes::KernelPlan>& plans,
-                                       const std::vector<Tensor>& inputs) {
+                                       const std::vector<Tensor>& inputs,
+                                       const KernelRunner& runner = {}) {
   SymbolMap syms = bind_symbols(g, inputs);
   std::unordered_map<const ir::Value*, Tensor> values;
   for (size_t i = 0; i < inputs.size(); ++i) values[g.input(i)] = inputs[i];
@@ -83,7 +89,11 @@ inline std::vector<Tensor> run_kernels(const ir::Graph& g, const std::vector<loo
         }
       }
     }
-    loop::eval_kernel(kernels[k], bufs, scalars);
+    if (runner) {
+      runner(k, bufs, scalars);
+    } else {
+      loop::eval_kernel(kernels[k], bufs, scalars);
+    }
   }
   std::vector<Tensor> outs;
   for (const ir::Value* v : g.outputs()) outs.push_back(values.at(v));

@@ -1,0 +1,104 @@
+// RegisterTile (conv.h): a block of vector accumulators that the convolution
+// kernels multiply-accumulate into and store from. Every operation is written
+// as scalar code over one lane variable and vectorized here; rows and vectors
+// are unrolled in C++, so each scratch access is at a constant offset
+// (ramp(k * lanes, 1, lanes)) and LLVM's SROA turns the scratch into values
+// that live in vector registers across the reduction loops around them.
+#include "ir/loop/simplify.h"
+#include "passes/lower/conv.h"
+#include "passes/schedule/schedule.h"
+
+namespace kiln::passes::lower {
+
+using namespace kiln::loop;  // NOLINT
+
+RegisterTile::RegisterTile(LowerContext& ctx, int rows, int vectors, int lanes, DType acc)
+    : ctx_(ctx), rows_(rows), vectors_(vectors), lanes_(lanes), acc_(acc) {
+  KILN_INTERNAL_CHECK(rows >= 1 && vectors >= 1 && lanes >= 1, "empty register tile");
+  buf_ = make_buf(ctx.fresh("tile"), acc);
+}
+
+Expr RegisterTile::index(int row, int vec, const Expr& l) const {
+  return simplify(make_int((int64_t(row) * vectors_ + vec) * lanes_) + l);
+}
+
+Stmt RegisterTile::over_lanes(const std::function<Stmt(const Expr& l)>& body) const {
+  Expr l = ctx_.loop_var("l");
+  const std::string& name = l.as<Var>()->name;
+  Stmt s = For::make(l, make_int(0), make_int(lanes_), ForKind::Vectorized, body(l));
+  return vectorize(s, name);
+}
+
+Stmt RegisterTile::init(const std::function<Expr(int row, int vec, const Expr& lane)>& value) const {
+  return over_lanes([&](const Expr& l) {
+    std::vector<Stmt> s;
+    for (int r = 0; r < rows_; ++r) {
+      for (int v = 0; v < vectors_; ++v) {
+        s.push_back(Store::make(buf_, index(r, v, l), cast_to(value(r, v, l), acc_)));
+      }
+    }
+    return Block::make(s);
+  });
+}
+
+Stmt RegisterTile::update(const RowFn& a, const LaneFn& b, const LaneFn& guard) const {
+  return update_lanes([&](int r, int, const Expr&) { return a(r); }, b, guard);
+}
+
+Stmt RegisterTile::update_lanes(const std::function<Expr(int row, int vec, const Expr& lane)>& a,
+                                const LaneFn& b, const LaneFn& guard) const {
+  return over_lanes([&](const Expr& l) {
+    // One load per vector, bound once and used by every row.
+    std::vector<Expr> vars, values;
+    for (int v = 0; v < vectors_; ++v) {
+      Expr value = cast_to(b(v, l), acc_);
+      if (guard) value = predicated(value, guard(v, l));
+      vars.push_back(Var::make({acc_, 1}, ctx_.fresh("b")));
+      values.push_back(value);
+    }
+    std::vector<Stmt> s;
+    for (int r = 0; r < rows_; ++r) {
+      for (int v = 0; v < vectors_; ++v) {
+        Expr idx = index(r, v, l);
+        Expr factor = cast_to(a(r, v, l), acc_);
+        s.push_back(
+            Store::make(buf_, idx, call("fma", {vars[size_t(v)], factor, Load::make(buf_, idx)})));
+      }
+    }
+    Stmt body = Block::make(s);
+    for (size_t v = vars.size(); v-- > 0;) body = LetStmt::make(vars[v], values[v], body);
+    return body;
+  });
+}
+
+Stmt RegisterTile::store(
+    const FinishFn& finish,
+    const std::function<Stmt(int row, int vec, const Expr& lane, const Expr& value)>& emit,
+    const LaneFn& guard) const {
+  return over_lanes([&](const Expr& l) {
+    std::vector<Stmt> s;
+    for (int r = 0; r < rows_; ++r) {
+      for (int v = 0; v < vectors_; ++v) {
+        Expr value = Load::make(buf_, index(r, v, l));
+        if (finish) value = finish(r, value);
+        Expr g = guard ? guard(v, l) : Expr();
+        if (!g.defined()) {
+          s.push_back(emit(r, v, l, value));
+          continue;
+        }
+        // Bound outside the guard: the tile's slots are read unmasked (a
+        // masked access would keep them out of registers).
+        Expr tmp = Var::make(value.type(), ctx_.fresh("out"));
+        s.push_back(LetStmt::make(tmp, value, IfThenElse::make(g, emit(r, v, l, tmp))));
+      }
+    }
+    return Block::make(s);
+  });
+}
+
+Stmt RegisterTile::allocate(Stmt body) const {
+  return Allocate::make(buf_, make_int(int64_t(rows_) * vectors_ * lanes_), MemoryScope::Stack,
+                        std::move(body));
+}
+
+}  // namespace kiln::passes::lower

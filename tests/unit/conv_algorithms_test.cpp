@@ -1,0 +1,151 @@
+// Every conv2d candidate against the reference interpreter on a grid of
+// shapes: images 1x1, 7x7, 56x56; channel counts that are not a multiple of
+// the vector width (3, 17); stride 2; symmetric and asymmetric padding;
+// dilation; groups and depthwise; batch > 1 and unbatched input; f32, f64,
+// f16 and bf16 (which accumulate in f32); with and without bias. Each case
+// stays under ~1e7 multiply-adds so the sanitizer build runs it in seconds.
+#include <gtest/gtest.h>
+
+#include "conv_test_util.h"
+#include "passes/algorithms.h"
+
+namespace kiln::test {
+namespace {
+
+// Error bound: f32 sums of K products of N(0, 2) values grow like sqrt(K);
+// the bound scales with K to cover reassociation; 16-bit outputs are
+// dominated by their own rounding.
+struct Tolerance {
+  double rtol, atol;
+};
+Tolerance tolerance(const ConvCase& c, double factor) {
+  const double k = double(c.cin / c.groups * c.kh * c.kw);
+  switch (c.dtype) {
+    case DType::F64:
+      return {1e-10 * factor, 1e-10 * k * factor};
+    case DType::F16:
+      return {4e-3, 4e-3 * (1 + k * 1e-2) * factor};
+    case DType::BF16:
+      return {3.2e-2, 3.2e-2 * (1 + k * 1e-2) * factor};
+    default:
+      return {1e-5 * factor, 2e-5 * k * factor};
+  }
+}
+
+// Runs `algorithm` on `c` (when it applies) and compares with the interpreter.
+// Returns false when the candidate does not apply.
+bool check(const std::string& algorithm, const ConvCase& c, double factor = 1) {
+  ConvGraph b = conv_graph(c, 7);
+  const ir::Node* conv = nullptr;
+  for (const auto& n : b.g->nodes()) {
+    if (n->op() == "conv2d") conv = n.get();
+  }
+  passes::AlgorithmChoice choice = passes::choose_algorithm(*conv, passes::host_target());
+  bool applies = false;
+  for (const passes::AlgorithmCandidate& cand : choice.candidates) {
+    if (cand.name == algorithm) applies = cand.applies;
+  }
+  if (!applies) return false;
+  std::vector<Tensor> want = ir::interpret(*b.g, b.feed);
+  std::vector<Tensor> got = run_algorithm(*b.g, b.feed, algorithm);
+  Tolerance t = tolerance(c, factor);
+  EXPECT_TRUE(tensors_close(got.at(0), want.at(0), t.rtol, t.atol)) << algorithm << " on "
+                                                                     << c.str();
+  return true;
+}
+
+ConvCase make(int64_t n, int64_t cin, int64_t cout, int64_t hw, int64_t k) {
+  ConvCase c;
+  c.n = n, c.cin = cin, c.cout = cout, c.h = c.w = hw, c.kh = c.kw = k;
+  return c;
+}
+
+// The shared grid: every candidate runs every case it applies to.
+std::vector<ConvCase> grid() {
+  std::vector<ConvCase> cases;
+  auto add = [&](ConvCase c) { cases.push_back(c); };
+  ConvCase c = make(1, 3, 4, 7, 3);
+  add(c);
+  c.padding = {1, 1};
+  add(c);
+  c = make(2, 17, 19, 7, 3);  // odd channels, batch 2, padding 1
+  c.padding = {1};
+  add(c);
+  c.bias = false;
+  add(c);
+  c = make(1, 8, 8, 56, 3);  // a 56x56 image (~3.6e6 MACs)
+  c.padding = {1};
+  add(c);
+  c = make(1, 3, 5, 1, 1);  // 1x1 image, 1x1 kernel
+  add(c);
+  c = make(1, 3, 5, 1, 3);  // 1x1 image, 3x3 kernel, all padding
+  c.padding = {1};
+  add(c);
+  c = make(1, 17, 33, 7, 1);  // 1x1 kernel, odd channels
+  add(c);
+  c = make(2, 5, 6, 9, 3);  // stride 2, padding 1
+  c.stride = {2, 2};
+  c.padding = {1};
+  add(c);
+  c = make(1, 4, 6, 11, 3);  // asymmetric 4-int padding, uneven stride
+  c.padding = {0, 2, 1, 0};
+  c.stride = {1, 2};
+  add(c);
+  c = make(1, 4, 6, 12, 3);  // dilation
+  c.dilation = {2, 2};
+  c.padding = {2};
+  add(c);
+  c = make(1, 8, 12, 9, 3);  // groups
+  c.groups = 4;
+  c.padding = {1};
+  add(c);
+  c = make(2, 16, 16, 13, 3);  // depthwise
+  c.groups = 16;
+  c.padding = {1};
+  add(c);
+  c = make(1, 8, 16, 10, 3);  // depthwise with channel multiplier 2
+  c.groups = 8;
+  add(c);
+  c = make(1, 6, 6, 30, 5);  // 5x5 kernel, padding 2, wide row (two column blocks)
+  c.padding = {2};
+  add(c);
+  c = make(1, 3, 4, 40, 3);  // rows wider than one tile; no padding
+  add(c);
+  c = make(1, 4, 4, 8, 3);  // unbatched
+  c.batched = false;
+  c.padding = {1};
+  add(c);
+  c = make(1, 2, 3, 5, 2);  // even kernel, uneven 'same'-style padding
+  c.padding = {0, 1, 0, 1};
+  add(c);
+  return cases;
+}
+
+void check_grid(const std::string& algorithm, double factor = 1) {
+  int ran = 0;
+  for (const ConvCase& c : grid()) {
+    for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16}) {
+      ConvCase d = c;
+      d.dtype = t;
+      // 16-bit and f64 runs on the small cases only: they test the casts, not the tiling.
+      if (t != DType::F32 && c.h * c.w > 200) continue;
+      ran += check(algorithm, d, factor);
+    }
+  }
+  EXPECT_GT(ran, 0) << algorithm << " applied to no case";
+}
+
+TEST(ConvAlgorithms, Naive) {
+  check_grid("naive");
+}
+
+TEST(ConvAlgorithms, Direct) {
+  check_grid("conv.direct");
+}
+
+TEST(ConvAlgorithms, Depthwise) {
+  check_grid("conv.depthwise");
+}
+
+}  // namespace
+}  // namespace kiln::test

@@ -24,33 +24,52 @@ std::string GemmBlocking::str() const {
          std::to_string(mc) + " nc " + std::to_string(nc);
 }
 
-GemmBlocking gemm_blocking(const CpuTarget& t, DType acc) {
+GemmBlocking gemm_blocking(const CpuTarget& t, DType acc, int64_t M, int64_t N, int64_t K) {
   GemmBlocking b;
   const int64_t bytes = int64_t(dtype_size(acc));
   b.lanes = std::max(1, t.lanes(int(bytes)));
   // The micro-tile: mr * nv accumulators, nv vectors of B and one broadcast of
-  // A must fit the register file with one to spare. With 32 registers 8 x 3
-  // (24 accumulators) leaves room and streams 11 loads per 24 FMAs; with 16,
-  // 6 x 2 (12 accumulators). A scalar machine gets a 4 x 4 tile.
+  // A fit the register file with room to spare. With 32 registers 6 x 4 (24
+  // accumulators, 10 loads per 24 FMAs) measured best among 8 x 3, 14 x 2,
+  // 5 x 5 and 4 x 6 on Zen 5; with 16, 6 x 2. A scalar machine gets 4 x 4.
   if (b.lanes == 1) {
     b.mr = 4, b.nv = 4;
   } else if (t.vector_registers >= 32) {
-    b.mr = 8, b.nv = 3;
+    b.mr = 6, b.nv = 4;
   } else {
     b.mr = 6, b.nv = 2;
   }
-  const int64_t nr = b.nr();
+  const int64_t mr = b.mr, nr = b.nr();
+  auto round_up = [](int64_t v, int64_t m) { return (v + m - 1) / m * m; };
   // KC: the B micro-panel (kc x nr), reused by every row block of a tile,
-  // fills about half of L1 next to the streaming A micro-panel.
-  int64_t kc = (t.l1d_bytes / 2) / (nr * bytes);
-  b.kc = std::clamp<int64_t>(kc / 16 * 16, 64, 1024);
-  // MC: the A block of a tile (mc x kc) re-read for every column block stays
-  // in half of L2.
-  int64_t mc = (t.l2_bytes / 2) / (b.kc * bytes);
-  b.mc = std::clamp<int64_t>(mc / b.mr * b.mr, b.mr, 64 * b.mr);
-  // NC: the B block of a tile (kc x nc), read once per tile from L3.
-  int64_t nc = (t.l3_bytes / 4 / std::max(1, t.cores)) / (b.kc * bytes);
-  b.nc = std::clamp<int64_t>(nc / nr * nr, nr, 64 * nr);
+  // stays in half of L2. Up to that, K is not split at all (no partial sums
+  // leave the registers); beyond it, into equal blocks.
+  const int64_t kc_max = std::clamp<int64_t>((t.l2_bytes / 2) / (nr * bytes) / 64 * 64, 256, 4096);
+  b.kc = kc_max;
+  if (K >= 0) {
+    const int64_t blocks = std::max<int64_t>(1, (K + kc_max - 1) / kc_max);
+    b.kc = blocks == 1 ? std::max<int64_t>(K, 1) : round_up((K + blocks - 1) / blocks, 16);
+  }
+  // MC: the A block of a tile (mc x kc), re-read for every micro-panel of B,
+  // stays in a third of L2 next to the B micro-panel.
+  b.mc = std::clamp<int64_t>((t.l2_bytes / 3) / (b.kc * bytes) / mr * mr, mr, 16 * mr);
+  // NC: the tile's width; each B micro-panel streams through once per tile.
+  b.nc = 8 * nr;
+  if (N >= 0) b.nc = std::min(b.nc, std::max(nr, round_up(N, nr)));
+  if (M >= 0) b.mc = std::min(b.mc, std::max(mr, round_up(M, mr)));
+  // Enough tiles for every core to take a few (the pool balances them).
+  if (M >= 0 && N >= 0 && t.cores > 1) {
+    auto tiles = [&] { return ((M + b.mc - 1) / b.mc) * ((N + b.nc - 1) / b.nc); };
+    while (tiles() < 4 * int64_t(t.cores)) {
+      if (b.nc > 2 * nr) {
+        b.nc = round_up(b.nc / 2, nr);
+      } else if (b.mc > mr) {
+        b.mc = round_up(b.mc / 2, mr);
+      } else {
+        break;
+      }
+    }
+  }
   return b;
 }
 
@@ -221,24 +240,48 @@ Stmt MicroTile::allocate(const Stmt& body) const {
 
 namespace {
 
-// Packs `rows` x K of an operand into panels of `width` along the rows:
-// dst[(p * K + k) * width + r] = value(p * width + r, k), zero past `extent`.
-// One panel per call; the row loop is vectorized.
-Stmt pack_panel(LowerContext& ctx, const Buf& dst, const Expr& panel, int64_t width,
-                const Expr& extent, const Expr& K, DType acc,
+// Packs one panel of an operand: dst[(p * K + k) * width + r] = value(p *
+// width + r, k) for r in [0, width), zero for rows past `extent`. A full panel
+// (the common case) runs without guards. When the operand is contiguous along
+// its rows (B along n, a transposed A) the row loop is vectorized in chunks of
+// `lanes`, and versioned on the spec's unit strides so the loads are dense;
+// when it is contiguous along k (A, a linear layer's weight) the panel is a
+// transpose: the rows are unrolled into scalar copies (cheaper than gathers
+// here), and a partial panel reads its last row again for the rows past the
+// extent instead of branching around loads.
+Stmt pack_panel(LowerContext& ctx, const GemmSpec& spec, const Buf& dst, const Expr& panel,
+                int64_t width, int lanes, bool rows_contiguous, const Expr& extent, const Expr& K,
                 const std::function<Expr(const Expr& row, const Expr& k)>& value) {
-  Expr k = ctx.loop_var("k"), r = ctx.loop_var("r");
-  Expr row = panel * make_int(width) + r;
-  Expr in = row < extent;
-  Expr v = Select::make(in, guard_loads(cast_to(value(row, k), acc), in), imm(acc, 0));
-  Stmt s = Store::make(dst, (panel * K + k) * make_int(width) + r, v);
-  s = For::make(r, make_int(0), make_int(width), ForKind::Serial, s);
-  try {
-    s = vectorize(s, r.as<Var>()->name);
-  } catch (const Error&) {
-    // An operand the vectorizer cannot widen packs one element at a time.
-  }
-  return For::make(k, make_int(0), K, ForKind::Serial, s);
+  const DType acc = spec.acc;
+  const bool vector = rows_contiguous && lanes > 1;
+  auto version = [&](bool guarded) {
+    Expr k = ctx.loop_var("k"), r = ctx.loop_var("r");
+    Expr row = panel * make_int(width) + r;
+    Expr in = row < extent;
+    Expr v;
+    if (!guarded) {
+      v = cast_to(value(row, k), acc);
+    } else if (vector) {
+      v = Select::make(in, guard_loads(cast_to(value(row, k), acc), in), imm(acc, 0));
+    } else {
+      v = Select::make(in, cast_to(value(min(row, extent - make_int(1)), k), acc), imm(acc, 0));
+    }
+    Stmt s = Store::make(dst, (panel * K + k) * make_int(width) + r, v);
+    if (vector) {
+      const int64_t chunk = width % lanes == 0 ? lanes : width;
+      Expr c = ctx.loop_var("rc"), l = ctx.loop_var("rl");
+      s = substitute(s, r.as<Var>()->name, c * make_int(chunk) + l);
+      s = For::make(l, make_int(0), make_int(chunk), ForKind::Serial, s);
+      s = vectorize_or_unroll(s, l.as<Var>()->name);
+      s = For::make(c, make_int(0), make_int(width / chunk), ForKind::Unrolled, s);
+    } else {
+      s = For::make(r, make_int(0), make_int(width), ForKind::Unrolled, s);
+    }
+    return For::make(k, make_int(0), K, ForKind::Serial, s);
+  };
+  Stmt s = IfThenElse::make((panel + make_int(1)) * make_int(width) <= extent, version(false),
+                            version(true));
+  return vector ? versioned(s, spec) : s;
 }
 
 Stmt let(const Expr& var, const Expr& value, const Stmt& body) {
@@ -249,7 +292,9 @@ Stmt let(const Expr& var, const Expr& value, const Stmt& body) {
 
 Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& target) {
   const GemmSpec spec = fold_batch_into_m(spec_in);
-  const GemmBlocking blk = gemm_blocking(target, spec.acc);
+  int64_t m_static = -1, n_static = -1, k_static = -1;
+  is_const_int(spec.M, &m_static), is_const_int(spec.N, &n_static), is_const_int(spec.K, &k_static);
+  const GemmBlocking blk = gemm_blocking(target, spec.acc, m_static, n_static, k_static);
   const int64_t MR = blk.mr, NR = blk.nr(), KC = blk.kc, MC = blk.mc, NC = blk.nc;
   const DType acc = spec.acc;
   const Expr M = spec.M, N = spec.N, K = spec.K;
@@ -262,24 +307,17 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
   Buf ap = make_buf(ctx.fresh("Ap"), acc), bp = make_buf(ctx.fresh("Bp"), acc);
   Expr mp = ceil_div(M, MR), np = ceil_div(N, NR);
   Expr p = ctx.loop_var("panel");
-  Stmt pack_a = versioned(pack_panel(ctx, ap, p, MR, M, K, acc,
-                                     [&](const Expr& m, const Expr& k) {
-                                       return spec.a(bidx, m, k);
-                                     }),
-                          spec);
+  Stmt pack_a = pack_panel(ctx, spec, ap, p, MR, blk.lanes, spec.a_contiguous_m, M, K,
+                           [&](const Expr& m, const Expr& k) { return spec.a(bidx, m, k); });
   Expr q = Var::make(i64_t(), ctx.fresh("q"));
-  Stmt pack_b = versioned(pack_panel(ctx, bp, q, NR, N, K, acc,
-                                     [&](const Expr& n, const Expr& k) {
-                                       return spec.b(bidx, k, n);
-                                     }),
-                          spec);
+  Stmt pack_b = pack_panel(ctx, spec, bp, q, NR, blk.lanes, !spec.b_contiguous_k, N, K,
+                           [&](const Expr& n, const Expr& k) { return spec.b(bidx, k, n); });
   Stmt pack = For::make(p, make_int(0), simplify(mp + np),
                         parallel ? ForKind::Parallel : ForKind::Serial,
                         IfThenElse::make(p < mp, pack_a, LetStmt::make(q, p - mp, pack_b)));
 
   // The tiles: MC x NC blocks of C, K in blocks of KC.
-  int64_t k_static = -1;
-  const bool one_block = is_const_int(K, &k_static) && k_static <= KC;
+  const bool one_block = k_static >= 0 && k_static <= KC;
   Expr tiles_m = ceil_div(M, MC), tiles_n = ceil_div(N, NC);
   Expr t = ctx.loop_var("tile");
   Expr i0 = Var::make(i64_t(), ctx.fresh("i0")), j0 = Var::make(i64_t(), ctx.fresh("j0"));

@@ -63,10 +63,13 @@ struct GemmBlocking {
   std::string str() const;  // "mr 8 nr 48 (3 x 16 lanes) kc 256 mc 128 nc 480"
 };
 
-// The blocking for `acc` (F32 or F64) on `t`: the micro-tile uses all but a
-// few vector registers for accumulators, KC keeps a micro-panel in L1, MC and
-// NC keep the blocks the micro-kernel streams in L2.
-GemmBlocking gemm_blocking(const CpuTarget& t, DType acc);
+// The blocking for `acc` (F32 or F64) on `t` for an M x N x K problem (a size
+// < 0: known only at run time): the micro-tile uses most of the vector
+// registers for accumulators, KC keeps a B micro-panel in half of L2 (K is
+// not split below that), MC keeps the tile's A block in L2 next to it, and
+// tiles are made small enough for every core to get several.
+GemmBlocking gemm_blocking(const CpuTarget& t, DType acc, int64_t M = -1, int64_t N = -1,
+                           int64_t K = -1);
 
 enum class GemmAlgorithm : uint8_t { Packed, Small, Gemv };
 

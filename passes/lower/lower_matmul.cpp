@@ -6,10 +6,11 @@
 // node's inputs, and a store that adds linear's bias before the output's
 // epilogue (or store) sees the value.
 //
-// The heuristic (score): gemv wherever M or N is 1; packing once the product
-// is big enough for the copies to pay (every dim >= 32 and M*N*K >= 2^21, or
-// dims unknown until run time); the small path below that; naive only for
-// integers. Reasons are phrased for `kiln explain`.
+// The heuristic (score): gemv wherever M or N is 1; the small path while B
+// fits in L2, when A has only a few row blocks, or for tiny products; packing
+// otherwise (B larger than L2, a linear weight to transpose, sizes unknown
+// until run time); naive only for integers. Reasons are phrased for `kiln
+// explain`; the measurements behind the rule are in docs/gemm.md.
 #include <cmath>
 #include <cstdio>
 
@@ -195,6 +196,7 @@ struct Sizes {
   int64_t batch = 1, M = 1, N = 1, K = 1;
   bool known = true;  // every size static
   DType dtype = DType::F32;
+  bool b_contiguous_k = false;  // linear's [N, K] weight
 };
 
 int64_t static_or(const ir::Dim& d, bool* known) {
@@ -212,6 +214,7 @@ Sizes sizes_of(const ir::Node& n) {
   const bool linear = n.op() == "linear";
   s.K = static_or(a.back(), &s.known);
   if (linear) {
+    s.b_contiguous_k = b.size() == 2;
     s.N = b.size() == 1 ? 1 : static_or(b[0], &s.known);
     for (size_t d = 0; d + 1 < a.size(); ++d) {
       int64_t v = static_or(a[d], &s.known);
@@ -252,21 +255,36 @@ bool floating_applies(const ir::Node& n, const CpuTarget&, std::string* why_not)
   return false;
 }
 
-// Whether packing pays: every dim large enough to fill micro-tiles and a
-// product big enough that copying A and B once is cheap next to it.
-bool packing_pays(const Sizes& s, std::string* why) {
-  if (s.M >= 0 && s.N >= 0 && s.K >= 0) {
-    double mnk = double(s.M) * double(s.N) * double(s.K);
-    int64_t smallest = std::min({s.M, s.N, s.K});
-    if (smallest >= 32 && mnk >= double(1 << 21)) {
-      *why = "M*N*K = " + sci(mnk) + " and every dim >= 32: packing pays";
-      return true;
-    }
-    *why = dims_text(s) + (smallest < 32 ? ": a dim under 32" : ": M*N*K = " + sci(mnk)) +
-           ", too small for packing to pay";
+// Whether packing pays for itself. The small path reads B as vectors along n
+// straight from the operand, for every block of MR rows of A: fine while B
+// stays in L2 (or A has only a few row blocks), slow once B streams from L3,
+// and gathers when B is contiguous along k (a linear layer's weight), which
+// packing transposes once.
+bool packing_pays(const Sizes& s, const CpuTarget& t, std::string* why) {
+  const int64_t bytes = int64_t(dtype_size(accum_dtype(s.dtype)));
+  const bool mnk_known = s.M >= 0 && s.N >= 0 && s.K >= 0;
+  const double mnk = double(s.M) * double(s.N) * double(s.K);
+  if (mnk_known && mnk < double(1 << 16)) {
+    *why = dims_text(s) + ": M*N*K = " + sci(mnk) + ", too small for packing to pay";
     return false;
   }
-  *why = dims_text(s) + ": sizes known at run time, assumed large";
+  if (s.b_contiguous_k) {
+    *why = "the weight is contiguous along K: packing transposes it once";
+    return true;
+  }
+  if (s.N >= 0 && s.K >= 0 && s.K * s.N * bytes <= t.l2_bytes) {
+    *why = dims_text(s) + ": B (" + sci(double(s.K * s.N * bytes)) +
+           " bytes) fits in L2, read in place, too small for packing to pay";
+    return false;
+  }
+  const int64_t few_rows = 4 * gemm_blocking(t, accum_dtype(s.dtype)).mr;
+  if (s.M >= 0 && s.batch == 1 && s.M <= few_rows) {
+    *why = dims_text(s) + ": M <= " + std::to_string(few_rows) +
+           ", B read only a few times, too small for packing to pay";
+    return false;
+  }
+  *why = mnk_known ? "M*N*K = " + sci(mnk) + " and B larger than L2: packing pays"
+                   : dims_text(s) + ": sizes known at run time, assumed large: packing pays";
   return true;
 }
 
@@ -289,16 +307,19 @@ std::vector<AlgorithmLowering> matmul_algorithms() {
       "gemm.packed", GemmAlgorithm::Packed, floating_applies,
       [](const ir::Node& n, const CpuTarget& t, std::string* why) {
         Sizes s = sizes_of(n);
-        bool pays = packing_pays(s, why);
-        *why += " (" + gemm_blocking(t, accum_dtype(s.dtype)).str() + ")";
+        bool pays = packing_pays(s, t, why);
+        const int64_t rows = s.batch >= 0 && s.M >= 0 ? s.batch * s.M : -1;
+        *why += " (" + gemm_blocking(t, accum_dtype(s.dtype), rows, s.N, s.K).str() + ")";
         return pays ? 2.0 : 1.0;
       }));
   v.push_back(candidate("gemm.small", GemmAlgorithm::Small, floating_applies,
-                        [](const ir::Node& n, const CpuTarget&, std::string* why) {
+                        [](const ir::Node& n, const CpuTarget& t, std::string* why) {
                           Sizes s = sizes_of(n);
                           std::string pays;
-                          bool big = packing_pays(s, &pays);
-                          *why = big ? "register tiles straight from the operands"
+                          bool big = packing_pays(s, t, &pays);
+                          *why = big ? "register tiles reading B in place for every block of " +
+                                           std::to_string(gemm_blocking(t, accum_dtype(s.dtype)).mr) +
+                                           " rows"
                                      : pays + ": register tiles straight from the operands";
                           return big ? 1.0 : 2.0;
                         }));

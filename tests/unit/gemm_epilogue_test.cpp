@@ -39,6 +39,7 @@ struct EpilogueCase {
   std::string op;  // matmul or linear
   int64_t M, N, K;
   bool symbolic_m = false;
+  bool tiny_caches = false;  // K split into blocks: partial sums in scratch
 };
 
 // Runs every applicable algorithm of the case's node with the epilogue
@@ -63,7 +64,7 @@ void check_epilogue(const EpilogueCase& c) {
   Tensor ep_bias = rnd({c.N}, 4);
   Tensor product = ir::interpret(g, feed)[0];  // linear's own bias included
 
-  passes::CpuTarget target = passes::host_target();
+  passes::CpuTarget target = c.tiny_caches ? tiny_cache_target() : passes::host_target();
   const lower::OpLowering& l = lower::lowering_table().at(c.op);
   for (const std::string& name : passes::applicable_algorithms(*out->producer(), target)) {
     SCOPED_TRACE("algorithm " + name);
@@ -133,7 +134,8 @@ void check_epilogue(const EpilogueCase& c) {
 
 TEST(GemmEpilogue, MatmulBiasReluCastRunsOncePerElement) {
   check_epilogue({"matmul", 17, 50, 33});
-  check_epilogue({"matmul", 255, 100, 300});  // several K blocks: partial sums in scratch
+  check_epilogue({"matmul", 255, 100, 300});
+  check_epilogue({"matmul", 255, 100, 700, false, true});  // K blocks: partials in scratch
   check_epilogue({"matmul", 1, 70, 300});
   check_epilogue({"matmul", 70, 1, 300});
   check_epilogue({"matmul", 130, 97, 1000, true});
@@ -144,6 +146,7 @@ TEST(GemmEpilogue, LinearBiasComesBeforeTheEpilogue) {
   check_epilogue({"linear", 200, 64, 300});
   check_epilogue({"linear", 1, 64, 300});
   check_epilogue({"linear", 33, 100, 257, true});
+  check_epilogue({"linear", 33, 100, 600, true, true});
 }
 
 // generate_gemm as a convolution lowering uses it: A read transposed from a

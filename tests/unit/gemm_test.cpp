@@ -197,6 +197,38 @@ TEST(Gemm, SymbolicBatch) {
                    40);
 }
 
+// --- other targets: AVX2 tiles, K split into blocks -----------------------------------------
+
+TEST(Gemm, Avx2SizedTiles) {
+  for (Shape a : {Shape{255, 33}, Shape{1, 33}, Shape{17, 33}}) {
+    Mm m;
+    ir::Value* x = m.input(rnd(a));
+    ir::Value* y = m.input(rnd({33, 70}, DType::F32, 2));
+    m.out(m.g->apply1("matmul", {x, y}));
+    check_algorithms(*m.g, {m.feed}, 33, {}, Exec::Llvm, avx2_target());
+  }
+}
+
+TEST(Gemm, KSplitIntoBlocks) {
+  for (DType t : {DType::F32, DType::F64, DType::BF16}) {
+    Mm m;
+    ir::Value* x = m.input(rnd({70, 1000}, t));
+    ir::Value* y = m.input(rnd({1000, 130}, t, 2));
+    m.out(m.g->apply1("matmul", {x, y}));
+    check_algorithms(*m.g, {m.feed}, 1000, {"gemm.packed"}, Exec::Llvm, tiny_cache_target());
+  }
+  // Symbolic K: the number of blocks is known only at run time.
+  Mm s;
+  ir::Value* x = s.g->add_input("a", Type::tensor(DType::F32, {Dim::sym("M"), Dim::sym("K")}));
+  ir::Value* y = s.g->add_input("b", Type::tensor(DType::F32, {Dim::sym("K"), 40}));
+  s.out(s.g->apply1("matmul", {x, y}));
+  check_algorithms(*s.g,
+                   {{rnd({30, 100}), rnd({100, 40}, DType::F32, 2)},
+                    {rnd({50, 700}), rnd({700, 40}, DType::F32, 3)},
+                    {rnd({5, 0}), rnd({0, 40}, DType::F32, 4)}},
+                   700, {"gemm.packed"}, Exec::Llvm, tiny_cache_target());
+}
+
 // --- the loop-IR evaluator runs the same nests ------------------------------------------------
 
 TEST(Gemm, LoopEvalAgrees) {
@@ -230,6 +262,10 @@ TEST(Gemm, HeuristicPicksByShape) {
   EXPECT_NE(why.find("packing pays"), std::string::npos) << why;
   EXPECT_EQ(chosen({8, 16}, {16, 8}, &why), "gemm.small");
   EXPECT_NE(why.find("too small"), std::string::npos) << why;
+  EXPECT_EQ(chosen({4096, 256}, {256, 256}, &why), "gemm.small");  // B fits in L2
+  EXPECT_NE(why.find("fits in L2"), std::string::npos) << why;
+  EXPECT_EQ(chosen({8, 2048}, {2048, 2048}, &why), "gemm.small");  // few rows
+
   EXPECT_EQ(chosen({1, 512}, {512, 512}), "gemv");
   EXPECT_EQ(chosen({512, 512}, {512}), "gemv");
 }

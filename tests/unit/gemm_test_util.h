@@ -129,6 +129,20 @@ inline const ir::Node& contraction_node(const ir::Graph& g) {
   throw Error("test: no contraction node");
 }
 
+// Targets that take the generator's other paths on this machine: AVX2-sized
+// vectors and registers, and caches so small that K is split into blocks
+// (partial sums in scratch) and tiles are tiny.
+inline passes::CpuTarget avx2_target() {
+  passes::CpuTarget t = passes::host_target();
+  t.vector_bits = 256, t.vector_registers = 16;
+  return t;
+}
+inline passes::CpuTarget tiny_cache_target() {
+  passes::CpuTarget t = passes::host_target();
+  t.l1d_bytes = 8 << 10, t.l2_bytes = 64 << 10, t.l3_bytes = 1 << 20;
+  return t;
+}
+
 // Within tolerance of the reference for a sum of K products of N(0, 2) values.
 inline double gemm_atol(DType t, int64_t K) {
   double scale = 4.0 * double(std::max<int64_t>(K, 1));
@@ -147,8 +161,8 @@ inline double gemm_rtol(DType t) {
 // (or just `only`), on each feed, against the interpreter.
 inline void check_algorithms(const ir::Graph& g, const std::vector<std::vector<Tensor>>& feeds,
                              int64_t K, const std::vector<std::string>& only = {},
-                             Exec exec = Exec::Llvm) {
-  passes::CpuTarget target = passes::host_target();
+                             Exec exec = Exec::Llvm,
+                             const passes::CpuTarget& target = passes::host_target()) {
   std::vector<std::string> algos =
       only.empty() ? passes::applicable_algorithms(contraction_node(g), target) : only;
   ASSERT_FALSE(algos.empty());

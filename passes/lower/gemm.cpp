@@ -98,20 +98,31 @@ class LoadGuard : public IRMutator {
   Expr pred_;
 };
 
-// Names of the variables an expression or statement uses.
-bool uses_name(const Stmt& s, const std::string& name) {
-  struct Finder : IRVisitor {
-    using IRVisitor::visit_node;
-    const std::string& name;
-    bool found = false;
-    explicit Finder(const std::string& n) : name(n) {}
-    void visit_node(const Var* op) override { found = found || op->name == name; }
-  } f(name);
-  f.visit(s);
+}  // namespace
+
+namespace {
+
+struct NameFinder : IRVisitor {
+  using IRVisitor::visit_node;
+  const std::string& name;
+  bool found = false;
+  explicit NameFinder(const std::string& n) : name(n) {}
+  void visit_node(const Var* op) override { found = found || op->name == name; }
+};
+
+}  // namespace
+
+bool uses_name(const Expr& e, const std::string& name) {
+  NameFinder f(name);
+  f.visit(e);
   return f.found;
 }
 
-}  // namespace
+bool uses_name(const Stmt& s, const std::string& name) {
+  NameFinder f(name);
+  f.visit(s);
+  return f.found;
+}
 
 Expr guard_loads(const Expr& e, const Expr& pred) {
   LoadGuard g(pred);

@@ -6,42 +6,56 @@
 // goes through `store` exactly once, so fused epilogues run inside the kernel.
 //
 // Three algorithms (GemmAlgorithm), all register-blocked with an MR x NR
-// micro-tile of vector accumulators (MR rows, NR = NV vectors of columns):
+// micro-tile of vector accumulators (MR rows, NR = NV vectors of L lanes;
+// 6 x 64 in f32 on AVX-512: 24 zmm accumulators). docs/gemm.md has the
+// measurements behind the shapes and the heuristic that picks one.
 //
-// Packed (BLIS-style; the default for large problems). Before:
+// Before (what "naive" still lowers to):
 //   for (b) for (m, 0, M) for (n, 0, N) { acc = 0; for (k, 0, K) acc += A*B; store(acc) }
-// After (per batch element; MC, NC, KC from the caches, see gemm_blocking):
+//
+// Packed (BLIS-style), per batch element (a batch over one shared B folds
+// into M first); KC, MC, NC from gemm_blocking:
 //   allocate Ap[f32 * ceil(M/MR)*MR*K], Bp[f32 * ceil(N/NR)*NR*K] in heap
-//   for (p, 0, ceil(M/MR) + ceil(N/NR)) parallel {      // pack: one panel each
-//     A panel p:  Ap[(p*K + k)*MR + i] = A[p*MR + i, k]   (0 past M; f32)
-//     B panel q:  Bp[(q*K + k)*NR + j] = B[k, q*NR + j]   (0 past N; f32)
+//   for (panel, 0, ceil(M/MR) + ceil(N/NR)) parallel {  // pack: one panel per task
+//     A panel p: Ap[(p*K + k)*MR + i] = A[p*MR + i, k]   (f32; 0 past M)
+//     B panel q: Bp[(q*K + k)*NR + j] = B[k, q*NR + j]   (f32; 0 past N)
 //   }
-//   for (t, 0, ceil(M/MC) * ceil(N/NC)) parallel {       // one MC x NC tile each
-//     allocate Cs[f32 * MC*NC] in heap                     (only when K > KC)
-//     for (kb, 0, ceil(K/KC)) {
+//   for (tile, 0, ceil(M/MC) * ceil(N/NC)) parallel {    // one MC x NC block of C
+//     allocate Cs[f32 * MC*NC] in heap                   // only when K > KC
+//     for (kb, 0, ceil(K/KC)) {                          // one block unless K > KC
 //       for (jr, 0, ceil(nc/NR)) for (ir, 0, ceil(mc/MR)) {   // micro-tiles
-//         allocate acc[f32 * MR*NR] in stack              // registers after sroa
+//         allocate acc[f32 * MR*NR] in stack             // registers (sroa)
 //         acc = kb == 0 ? 0 : Cs[tile]
-//         for (k, 0, kc) {                                 // the micro-kernel
+//         for (k, 0, kc) {                               // the micro-kernel
 //           for (i, 0, MR) unrolled for (v, 0, NV) unrolled
-//             acc[ramp(i*NR + v*L, 1, L)] = fma(x<L>(Ap[..k*MR + i]),
-//                                               Bp[ramp(..k*NR + v*L, 1, L)], acc[...])
+//             acc[ramp(i*NR + v*L, 1, L)] = fma(Ap[a0 + k*MR + i],      // broadcast
+//                                               Bp[ramp(b0 + k*NR + v*L, 1, L)], acc[...])
 //         }
-//         if (kb is last) { for (i) unrolled if (m < M) for (v) unrolled
-//                             store(b, m, n..n+L, acc[...]) masked to n < N  // vectorized epilogue
+//         if (kb is the last) {
+//           for (i) unrolled if (m0 + i < M) for (v) unrolled
+//             let c = acc[ramp(...)]; store(b, m0 + i, n0 + v*L + lanes, c) if n < N
 //         } else { Cs[tile] = acc }
 //       }
 //     }
 //   }
-// Small (no packing, for problems where packing does not pay): the same
-// micro-tiles over the whole output, parallel over (batch, row blocks), the
-// k loop reading A (broadcast) and B (vectors along n, masked past N) straight
-// through the index functions; rows past M read row M-1 and are not stored.
-// Gemv (M == 1 or N == 1): one output row (or column) as dot products or
-// axpy updates, vectorized along the operand's contiguous dim.
+// The store is the caller's statement for one element, vectorized along the
+// lanes (its loads and stores masked to n < N), so an epilogue runs on each
+// micro-tile as it leaves the registers.
 //
-// Accumulation is f32 for f32/f16/bf16 operands (converted once, when packed
-// or loaded) and f64 for f64. Integer matmul stays on the naive nest.
+// Small (no packing): the same micro-tiles over the whole output, parallel
+// over (batch, blocks of MR rows), the k loop reading A (broadcast) and B
+// (vectors along n, masked past N) through the index functions; rows past M
+// read row M-1 and are not stored.
+//
+// Gemv (M == 1 or N == 1): one output row or column, as dot products along K
+// (4 outputs per task, vectorize_reduction) when the matrix is contiguous
+// along K, else as a one-row micro-tile of 8 vectors along the output.
+//
+// Packing reads each operand once per panel, converts to the accumulation
+// dtype (f32 for f32/f16/bf16, f64 for f64), and is versioned on unit strides
+// (GemmSpec::specialize) where it loads vectors; small and gemv, which load
+// vectors from the operands in their inner loops, fall back to a plain nest
+// for strides other than those. Integer matmul stays on the naive nest.
 #pragma once
 
 #include <functional>

@@ -26,6 +26,10 @@ Stmt vectorize_or_unroll(const Stmt& s, const std::string& var);
 // `s` versioned on the spec's `specialize` values that it uses.
 Stmt versioned(const Stmt& s, const GemmSpec& spec);
 
+// Whether `e` / `s` uses the variable named `name`.
+bool uses_name(const Expr& e, const std::string& name);
+bool uses_name(const Stmt& s, const std::string& name);
+
 // `s` for each task t in [0, tasks), run on the thread pool (when `parallel`)
 // in blocks of at least `grain` work, given the work of one task; a problem
 // smaller than the grain runs on the calling thread.

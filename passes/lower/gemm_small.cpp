@@ -29,6 +29,51 @@ BatchTask batch_task(const Expr& t, const Expr& blocks, const std::vector<Expr>&
   return {unflatten(simplify(t / blocks), batch), simplify(t % blocks)};
 }
 
+// One scalar accumulator per output element: the fallback for operands whose
+// strides the fast version was not specialized for (views other than the
+// usual unit-stride rows). Compact, so the fallback costs little compile time.
+Stmt plain_gemm(LowerContext& ctx, const GemmSpec& spec, const CpuTarget& target) {
+  const DType acc = spec.acc;
+  Expr rows = simplify(product(spec.batch) * spec.M);
+  Expr work = simplify(spec.N * max(spec.K, make_int(1)));
+  return parallel_tasks(ctx, rows, work, target.cores > 1, [&](const Expr& t) {
+    BatchTask bt = batch_task(t, spec.M, spec.batch);
+    Expr n = ctx.loop_var("n"), k = ctx.loop_var("k");
+    Scratch sum = make_scratch(ctx, "sum", acc);
+    Expr term = cast_to(spec.a(bt.batch, bt.block, k), acc) * cast_to(spec.b(bt.batch, k, n), acc);
+    Stmt loop = For::make(k, make_int(0), spec.K, ForKind::Serial, sum.store(sum.load() + term));
+    Stmt body = allocate({sum}, Block::make({sum.store(imm(acc, 0)), loop,
+                                             spec.store(bt.batch, bt.block, n, sum.load())}));
+    return For::make(n, make_int(0), spec.N, ForKind::Serial, body);
+  });
+}
+
+// `fast` when the strides that its vector loads depend on are 1 (the spec's
+// `specialize` values used by the `probes`, the vector operands read at
+// placeholder indices), plain_gemm otherwise.
+Stmt fast_or_plain(LowerContext& ctx, const Stmt& fast, const GemmSpec& spec,
+                   const CpuTarget& target, const std::vector<Expr>& probes) {
+  std::vector<std::pair<std::string, int64_t>> used;
+  for (const auto& v : spec.specialize) {
+    for (const Expr& p : probes) {
+      if (uses_name(p, v.first)) {
+        used.push_back(v);
+        break;
+      }
+    }
+  }
+  if (used.empty()) return fast;
+  const Stmt both = specialize(fast, used);
+  const IfThenElse* versions = both.as<IfThenElse>();
+  return IfThenElse::make(versions->cond, versions->then_case, plain_gemm(ctx, spec, target));
+}
+
+Index probe_batch(const GemmSpec& spec) {
+  Index b;
+  for (size_t d = 0; d < spec.batch.size(); ++d) b.push_back(Var::make(i64_t(), "probe_b"));
+  return b;
+}
+
 // y[p] = sum_k x(k) * w(k, p) for p in [0, P), one register tile of `rows`
 // x nr outputs per task, reading the operands directly. Rows past `rows_n`
 // read the last row and are not stored; columns past `cols` are masked.
@@ -72,7 +117,9 @@ Stmt direct_tiles(LowerContext& ctx, const GemmSpec& spec, const CpuTarget& targ
     body = For::make(jr, make_int(0), ceil_div(N, NR), ForKind::Serial, body);
     return LetStmt::make(m0, simplify(bt.block * make_int(MR)), body);
   });
-  return versioned(s, spec);
+  // Only B is read as vectors: A's strides change addresses, not instructions.
+  Expr pk = Var::make(i64_t(), "probe_k"), pn = Var::make(i64_t(), "probe_n");
+  return fast_or_plain(ctx, s, spec, target, {spec.b(probe_batch(spec), pk, pn)});
 }
 
 // One output vector y[p] = sum_k x(k) * w(k, p), p in [0, P), as dot
@@ -115,7 +162,9 @@ Stmt dot_rows(LowerContext& ctx, const GemmSpec& spec, const CpuTarget& target, 
     Stmt body = allocate(sums, Block::make({Block::make(init), loop, Block::make(out)}));
     return LetStmt::make(p0, simplify(bt.block * make_int(kRows)), body);
   });
-  return versioned(s, spec);
+  Expr pk = Var::make(i64_t(), "probe_k"), pp = Var::make(i64_t(), "probe_p");
+  Index pb = probe_batch(spec);
+  return fast_or_plain(ctx, s, spec, target, {x(pb, pk), w(pb, pk, pp)});
 }
 
 }  // namespace

@@ -97,6 +97,32 @@ const Expr* Emitter::dense_base(const Expr& index) {
   return nullptr;
 }
 
+const Expr* Emitter::strided_base(const Expr& index, int* stride) {
+  const loop::Ramp* r = index.as<loop::Ramp>();
+  int64_t s = 0;
+  if (!r || !loop::is_const_int(r->stride, &s) || s < 2 || s > 4 || r->lanes * s > 64) {
+    return nullptr;
+  }
+  *stride = int(s);
+  return &r->base;
+}
+
+llvm::Value* Emitter::strided_mask(llvm::Value* lane_mask, int lanes, int stride) {
+  // The span is lanes * stride elements (a power-of-two vector); the ones
+  // past the last wanted element are never touched.
+  const int span = lanes * stride;
+  if (!lane_mask) {
+    std::vector<llvm::Constant*> bits;
+    for (int j = 0; j < span; ++j) bits.push_back(b_.getInt1(j % stride == 0));
+    return llvm::ConstantVector::get(bits);
+  }
+  // Lanes of `lane_mask`, or (index `lanes`) false from the second operand.
+  std::vector<int> pick;
+  for (int j = 0; j < span; ++j) pick.push_back(j % stride == 0 ? j / stride : lanes);
+  llvm::Value* off = llvm::Constant::getNullValue(lane_mask->getType());
+  return b_.CreateShuffleVector(lane_mask, off, pick);
+}
+
 llvm::Value* Emitter::all_true(int lanes) {
   return llvm::ConstantInt::getTrue(llvm::FixedVectorType::get(b_.getInt1Ty(), lanes));
 }
@@ -369,10 +395,22 @@ llvm::Value* Emitter::emit_load(const loop::Load* op) {
   llvm::Value* zero = llvm::Constant::getNullValue(vec);
   llvm::Value* mask = op->predicate.defined() ? emit(op->predicate) : nullptr;
   llvm::Value* v = nullptr;
+  int stride = 0;
   if (const Expr* base = dense_base(op->index)) {
     llvm::Value* ptr = element_ptr(op->buf, emit(*base));
     v = mask ? static_cast<llvm::Value*>(b_.CreateMaskedLoad(vec, ptr, align, mask, zero))
              : b_.CreateAlignedLoad(vec, ptr, align);
+  } else if (const Expr* sbase = strided_base(op->index, &stride)) {
+    // Every stride-th element of one span: a masked wide load (only the
+    // wanted elements are read) and a shuffle picking them.
+    const int span = lanes * stride;
+    llvm::Type* wide = llvm::FixedVectorType::get(elem, span);
+    llvm::Value* ptr = element_ptr(op->buf, emit(*sbase));
+    llvm::Value* all = b_.CreateMaskedLoad(wide, ptr, align, strided_mask(mask, lanes, stride),
+                                           llvm::Constant::getNullValue(wide));
+    std::vector<int> pick;
+    for (int l = 0; l < lanes; ++l) pick.push_back(l * stride);
+    v = b_.CreateShuffleVector(all, pick);
   } else {
     llvm::Value* ptrs = element_ptr(op->buf, emit(op->index));
     v = b_.CreateMaskedGather(vec, ptrs, align, mask ? mask : all_true(lanes), zero);

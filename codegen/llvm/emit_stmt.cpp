@@ -342,6 +342,18 @@ void Emitter::emit_store(const loop::Store* op) {
     }
     return;
   }
+  int stride = 0;
+  if (const Expr* sbase = strided_base(op->index, &stride)) {
+    // A shuffle spreads the lanes over one span; a masked store writes only
+    // every stride-th element of it.
+    const int span = lanes * stride;
+    std::vector<int> spread;
+    for (int j = 0; j < span; ++j) spread.push_back(j % stride == 0 ? j / stride : -1);
+    llvm::Value* wide = b_.CreateShuffleVector(value, spread);
+    b_.CreateMaskedStore(wide, element_ptr(op->buf, emit(*sbase)), align,
+                         strided_mask(mask, lanes, stride));
+    return;
+  }
   llvm::Value* ptrs = element_ptr(op->buf, emit(op->index));
   b_.CreateMaskedScatter(value, ptrs, align, mask ? mask : all_true(lanes));
 }

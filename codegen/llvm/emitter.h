@@ -44,6 +44,13 @@ class Emitter {
   llvm::Value* from_memory(llvm::Value* v, DType t);  // bool i8 -> i1
   // A Ramp index with constant stride 1: its scalar base, else nullptr.
   const loop::Expr* dense_base(const loop::Expr& index);
+  // A Ramp index with a small constant stride (2..4, at most 64 elements
+  // spanned): its scalar base and the stride, else nullptr. Such accesses are
+  // one wide masked load or store plus a shuffle instead of a gather/scatter.
+  const loop::Expr* strided_base(const loop::Expr& index, int* stride);
+  // The mask of the wide access behind a strided one: element j of the span
+  // is wanted when j % stride == 0 and the access's lane j / stride is on.
+  llvm::Value* strided_mask(llvm::Value* lane_mask, int lanes, int stride);
   llvm::Value* all_true(int lanes);
 
   // --- statements (emit_stmt.cpp)

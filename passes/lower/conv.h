@@ -69,6 +69,13 @@ int conv_lanes(DType t, const CpuTarget& target);
 // read as zero and touch no memory.
 Expr predicated(const Expr& e, const Expr& pred);
 
+// Whether the input's rows are contiguous -- x[n, c, iy, ix] at a flat offset
+// of iy * W + ix from x[n, c, 0, 0], so x[n, c, 0, p] reads pixel p of the
+// flattened image -- as a condition on its strides (constant for packed
+// buffers). False when x is not read straight from a buffer through an index
+// affine in (iy, ix).
+Expr input_rows_contiguous(const ConvOperands& c, LowerContext& ctx);
+
 // Integer helpers: ceil(a / b) for b > 0, and a range test.
 Expr ceil_div(const Expr& a, int64_t b);
 Expr in_range(const Expr& i, const Expr& size);
@@ -150,5 +157,7 @@ AlgorithmLowering conv_naive();      // lower_conv.cpp
 AlgorithmLowering conv_direct();     // conv_direct.cpp
 AlgorithmLowering conv_depthwise();  // conv_depthwise.cpp
 AlgorithmLowering conv_winograd();   // conv_winograd.cpp
+AlgorithmLowering conv_1x1();        // conv_gemm.cpp
+AlgorithmLowering conv_im2col();     // conv_gemm.cpp
 
 }  // namespace kiln::passes::lower

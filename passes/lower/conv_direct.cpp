@@ -52,9 +52,10 @@
 //     out[n, oc0 + r, p / W, p % W] = tile[r][v] + bias    (p < OH*OW)
 //   }
 //
-// Stride along the width turns the input loads into gathers (correct, slower:
-// the heuristic scores it down); channels-last input (a permute of NHWC data)
-// has its width strided by C in memory, with the same effect.
+// A stride along the width of 2 to 4 makes each input load one wide masked
+// load and a shuffle (the LLVM backend's strided access); larger strides and
+// channels-last input (a permute of NHWC data, whose width is strided by C in
+// memory) make them gathers, and the heuristic prefers conv.im2col there.
 #include <algorithm>
 #include <cmath>
 
@@ -127,28 +128,6 @@ DirectPlan plan_direct(const ConvGeometry& g, const CpuTarget& t, bool allow_fla
 }
 
 namespace {
-
-// Whether the input's rows are contiguous (x[.., iy, ix] at a flat offset
-// iy * W + ix), as a condition on its strides: the flat mode's guard. False
-// when x is not read straight from a buffer.
-Expr rows_contiguous(const ConvOperands& c, LowerContext& ctx) {
-  const Operand& xo = c.node.in(0);
-  Index probe;
-  if (c.g.batched) probe.push_back(ctx.loop_var("pn"));
-  probe.push_back(ctx.loop_var("pc"));
-  auto offset = [&](int64_t iy, int64_t ix) -> Expr {
-    Index i = probe;
-    i.push_back(make_int(iy));
-    i.push_back(make_int(ix));
-    Expr e = xo.at(i);
-    const Load* ld = e.as<Load>();
-    return ld ? simplify(ld->index) : Expr();
-  };
-  Expr o00 = offset(0, 0), o01 = offset(0, 1), o10 = offset(1, 0);
-  if (!o00.defined() || !o01.defined() || !o10.defined()) return make_const(bool_t(), 0);
-  Expr dx = simplify(o01 - o00), dy = simplify(o10 - o00);
-  return simplify(dx == make_int(1) && dy == c.W);
-}
 
 class DirectLowering {
  public:
@@ -453,7 +432,7 @@ Stmt DirectLowering::run() {
   if (!plan_.flat) return rows_mode();
   // Flat mode needs contiguous input rows: known here for packed buffers,
   // else checked on the strides at run time, with rows mode as the fallback.
-  Expr ok = rows_contiguous(c_, ctx_);
+  Expr ok = input_rows_contiguous(c_, ctx_);
   int64_t known = 0;
   if (is_const_int(ok, &known) && known) return flat_mode();
   Stmt flat = is_const_int(ok) ? Stmt() : flat_mode();
@@ -497,8 +476,10 @@ AlgorithmLowering conv_direct() {
                    : " over " + std::to_string(p.row_block) + " row" +
                          (p.row_block > 1 ? "s" : "") + " of width";
     double score = 10 * p.lane_use;
-    if (g.sw != 1 || g.channels_last) {
-      *why = tile + "; width " + (g.sw != 1 ? "stride" : "strided by channels-last data") +
+    // Width strides up to 4 load one wide vector and shuffle; beyond that,
+    // and across channels-last data, the input loads are gathers.
+    if (g.sw > 4 || g.channels_last) {
+      *why = tile + "; width " + (g.sw > 4 ? "stride" : "strided by channels-last data") +
              " makes the input loads gathers";
       return score / 4;
     }

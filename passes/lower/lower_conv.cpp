@@ -153,6 +153,60 @@ Expr predicated(const Expr& e, const Expr& pred) {
   return p.mutate(e);
 }
 
+namespace {
+
+// Whether `e` is affine in variable `v`: sums of terms, each free of v or v
+// times a factor free of v.
+bool affine_in(const Expr& e, const std::string& v) {
+  struct Uses : IRVisitor {
+    using IRVisitor::visit_node;
+    const std::string& name;
+    bool found = false;
+    explicit Uses(const std::string& n) : name(n) {}
+    void visit_node(const Var* op) override { found = found || op->name == name; }
+  };
+  auto uses = [&](const Expr& x) {
+    Uses u(v);
+    u.visit(x);
+    return u.found;
+  };
+  if (!uses(e)) return true;
+  if (const Var* var = e.as<Var>()) return var->name == v;
+  if (const Binary* b = e.as<Binary>()) {
+    if (b->op == BinOp::Add || b->op == BinOp::Sub) return affine_in(b->a, v) && affine_in(b->b, v);
+    if (b->op == BinOp::Mul) {
+      return (!uses(b->a) && affine_in(b->b, v)) || (!uses(b->b) && affine_in(b->a, v));
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Expr input_rows_contiguous(const ConvOperands& c, LowerContext& ctx) {
+  const Operand& xo = c.node.in(0);
+  Index probe;
+  if (c.g.batched) probe.push_back(ctx.loop_var("pn"));
+  probe.push_back(ctx.loop_var("pc"));
+  Expr py = ctx.loop_var("py"), px = ctx.loop_var("px");
+  Index at = probe;
+  at.push_back(py);
+  at.push_back(px);
+  Expr e = xo.at(at);
+  const Load* ld = e.as<Load>();
+  if (!ld || ld->predicate.defined() || !affine_in(ld->index, py.as<Var>()->name) ||
+      !affine_in(ld->index, px.as<Var>()->name)) {
+    return make_const(bool_t(), 0);
+  }
+  auto offset = [&](int64_t iy, int64_t ix) {
+    Expr o = substitute(ld->index, py.as<Var>()->name, make_int(iy));
+    return simplify(substitute(o, px.as<Var>()->name, make_int(ix)));
+  };
+  Expr o00 = offset(0, 0);
+  Expr dx = simplify(offset(0, 1) - o00), dy = simplify(offset(1, 0) - o00);
+  return simplify(dx == make_int(1) && dy == c.W);
+}
+
 Expr ceil_div(const Expr& a, int64_t b) {
   return simplify((a + make_int(b - 1)) / make_int(b));
 }
@@ -208,7 +262,8 @@ void register_conv_lowerings(LoweringTable& t) {
   OpLowering& l = t["conv2d"];
   l.root = lower_naive;
   l.stores_once = true;
-  l.algorithms = {conv_naive(), conv_direct(), conv_depthwise(), conv_winograd()};
+  l.algorithms = {conv_naive(),    conv_direct(), conv_depthwise(),
+                  conv_winograd(), conv_1x1(),    conv_im2col()};
 }
 
 }  // namespace kiln::passes::lower

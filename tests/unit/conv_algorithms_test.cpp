@@ -147,5 +147,13 @@ TEST(ConvAlgorithms, Depthwise) {
   check_grid("conv.depthwise");
 }
 
+TEST(ConvAlgorithms, OneByOne) {
+  check_grid("conv.1x1");
+}
+
+TEST(ConvAlgorithms, Im2col) {
+  check_grid("conv.im2col");
+}
+
 }  // namespace
 }  // namespace kiln::test

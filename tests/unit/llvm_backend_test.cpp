@@ -86,6 +86,36 @@ TEST_F(LlvmBackendTest, StridedGatherAndScatter) {
   }
 }
 
+// Strided loads and stores (a wide masked access plus a shuffle) under a
+// predicate: masked lanes read as zero and touch no memory (the buffers end
+// right after the last element a lane that is on may touch).
+TEST_F(LlvmBackendTest, StridedAccessesUnderAPredicate) {
+  Buf x = make_buf("x", DType::F32), y = make_buf("y", DType::F32);
+  Buf z = make_buf("z", DType::F64);
+  Expr lane = ramp(make_int(0), 16);
+  Expr on = lane < bcast(var("n"), 16);
+  // y[lane] = x[3 * lane] if lane < n; z[2 * lane] = lane if lane < n
+  Stmt body = Block::make(
+      {Store::make(y, lane, Load::make(x, Ramp::make(make_int(0), make_int(3), 16), on)),
+       Store::make(z, Ramp::make(make_int(0), make_int(2), 16),
+                   Cast::make({DType::F64, 16}, lane), on)});
+  KernelFn fn = compile({Kernel{"strided", {x, y, z}, {var("n")}, body}});
+  for (int64_t n : {0, 1, 7, 16}) {
+    Tensor xt = Tensor::empty({std::max<int64_t>(3 * (n - 1) + 1, 1)});
+    for (int64_t k = 0; k < xt.numel(); ++k) xt.data<float>()[k] = float(k + 1);
+    Tensor yt = Tensor::full({16}, -1.0);
+    Tensor zt = Tensor::full({std::max<int64_t>(2 * (n - 1) + 1, 1)}, -1.0, DType::F64);
+    run(fn, {xt, yt, zt}, {n});
+    for (int64_t k = 0; k < 16; ++k) {
+      EXPECT_EQ(yt.data<float>()[k], k < n ? float(3 * k + 1) : 0.0f) << "n=" << n << " k=" << k;
+    }
+    for (int64_t k = 0; k < zt.numel(); ++k) {
+      double want = k % 2 == 0 && k / 2 < n ? double(k / 2) : -1.0;
+      EXPECT_EQ(zt.data<double>()[k], want) << "n=" << n << " k=" << k;
+    }
+  }
+}
+
 // Every (from, to) dtype pair on edge values, against the runtime's scalar
 // conversions (float -> int saturates to i64 then wraps, NaN -> 0, C-style).
 TEST_F(LlvmBackendTest, CastsMatchRuntimeConversions) {

@@ -147,6 +147,24 @@ TEST(ConvAlgorithms, Depthwise) {
   check_grid("conv.depthwise");
 }
 
+TEST(ConvAlgorithms, Winograd) {
+  check_grid("conv.winograd");
+}
+
+// Weights that are graph constants: Winograd transforms them at compile
+// time; the others read them from a constant buffer.
+TEST(ConvAlgorithms, ConstantWeights) {
+  for (const char* algorithm : {"conv.direct", "conv.depthwise", "conv.winograd", "conv.1x1",
+                                "conv.im2col"}) {
+    int ran = 0;
+    for (ConvCase c : grid()) {
+      c.constant_weight = true;
+      ran += check(algorithm, c);
+    }
+    EXPECT_GT(ran, 0) << algorithm;
+  }
+}
+
 TEST(ConvAlgorithms, OneByOne) {
   check_grid("conv.1x1");
 }

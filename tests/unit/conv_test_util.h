@@ -24,6 +24,7 @@ struct ConvCase {
   int64_t groups = 1;
   bool bias = true;
   bool batched = true;
+  bool constant_weight = false;  // the weight (and bias) as graph constants
   DType dtype = DType::F32;
 
   std::string str() const {
@@ -33,7 +34,7 @@ struct ConvCase {
        << " p";
     for (size_t i = 0; i < padding.size(); ++i) os << (i ? "," : "") << padding[i];
     os << " d" << dilation[0] << "," << dilation[1] << " g" << groups << (bias ? " bias" : "")
-       << " " << dtype_name(dtype);
+       << " " << dtype_name(dtype) << (constant_weight ? " const-w" : "");
     return os.str();
   }
 };
@@ -48,13 +49,17 @@ inline ConvGraph conv_graph(const ConvCase& c, uint64_t seed) {
   Shape xs = c.batched ? Shape{c.n, c.cin, c.h, c.w} : Shape{c.cin, c.h, c.w};
   Shape ws{c.cout, c.cin / c.groups, c.kh, c.kw};
   b.feed.push_back(random_tensor(xs, c.dtype, seed));
-  b.feed.push_back(random_tensor(ws, c.dtype, seed + 1));
   ir::Value* x = b.g->add_input("x", ir::Type::tensor(c.dtype, ir::dims_from_shape(xs)));
-  ir::Value* w = b.g->add_input("w", ir::Type::tensor(c.dtype, ir::dims_from_shape(ws)));
+  auto param = [&](const std::string& name, const Shape& shape, uint64_t s) {
+    Tensor t = random_tensor(shape, c.dtype, s);
+    if (c.constant_weight) return b.g->constant(ir::AttrValue(t));
+    b.feed.push_back(t);
+    return b.g->add_input(name, ir::Type::tensor(c.dtype, ir::dims_from_shape(shape)));
+  };
+  ir::Value* w = param("w", ws, seed + 1);
   ir::Value* bias = nullptr;
   if (c.bias) {
-    b.feed.push_back(random_tensor({c.cout}, c.dtype, seed + 2));
-    bias = b.g->add_input("b", ir::Type::tensor(c.dtype, ir::dims_from_shape({c.cout})));
+    bias = param("b", {c.cout}, seed + 2);
   } else {
     bias = b.g->constant(ir::AttrValue());
   }

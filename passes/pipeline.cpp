@@ -4,6 +4,7 @@
 // The order: inference first, so every later pass sees exact types;
 // canonicalize before folding and CSE, so `2*a` and `a*2` are one form; fold
 // before simplify, so identities see folded constants (`x * (3 - 2)`);
+// batch norm folding right after, so weights computed from constants count;
 // simplify before CSE, so the identities it strips do not hide duplicates;
 // DCE last, to drop what the others left unused.
 #include "passes/pipeline.h"
@@ -23,6 +24,7 @@ const std::vector<GraphPass>& graph_pipeline() {
       {"infer-types", infer_types},
       {"canonicalize", canonicalize},
       {"constant-fold", constant_fold},
+      {"fold-batch-norm", fold_batch_norm},
       {"simplify", simplify},
       {"cse", cse},
       {"dce", dce},

@@ -1,7 +1,7 @@
 // The graph pipeline: the graph-to-graph passes that run before kernel
 // grouping (fuse_elementwise), as one list read top to bottom in pipeline.cpp.
 //
-//   infer-types -> canonicalize -> constant-fold -> simplify -> cse -> dce
+//   infer-types -> canonicalize -> constant-fold -> fold-batch-norm -> simplify -> cse -> dce
 //
 // Each pass is a free function in its own file (passes/<name>.cpp, whose top
 // comment says what it assumes and guarantees) and returns whether it changed
@@ -34,6 +34,10 @@ bool canonicalize(ir::Graph& g);
 // kMaxFoldElements elements per output; never random ops).
 bool constant_fold(ir::Graph& g);
 inline constexpr int64_t kMaxFoldElements = 4096;
+// An inference batch_norm of a conv2d whose weight, bias and statistics are
+// all constants becomes one conv2d with the batch norm folded into new
+// constant weights and bias (fold_batch_norm.cpp).
+bool fold_batch_norm(ir::Graph& g);
 // Algebraic identities (x*1, x+0, x-0, x/1, --x, transpose/permute pairs,
 // reshape chains, exact cast chains, same-dtype casts), only where the result
 // keeps the original's dtype and shape.

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "conv_test_util.h"
+#include "kiln/compile.h"
 #include "passes/algorithms.h"
 
 namespace kiln::test {
@@ -171,6 +172,37 @@ TEST(ConvAlgorithms, OneByOne) {
 
 TEST(ConvAlgorithms, Im2col) {
   check_grid("conv.im2col");
+}
+
+// compile() folds an inference batch norm into a conv with constant weights
+// (passes/fold_batch_norm.cpp): one kernel, no batch_norm left, and the
+// values of the unfolded graph.
+TEST(ConvAlgorithms, BatchNormFoldsIntoConstantWeights) {
+  for (DType t : {DType::F32, DType::BF16}) {
+    ConvCase c = make(2, 6, 10, 9, 3);
+    c.padding = {1};
+    c.constant_weight = true;
+    c.dtype = t;
+    ConvGraph b = conv_graph(c, 3);
+    ir::Value* conv = b.g->outputs()[0];
+    auto stat = [&](uint64_t seed, bool positive) {
+      Tensor s = random_tensor({c.cout}, t, seed);
+      if (positive) s = Tensor::full({c.cout}, 0.25, t);
+      return b.g->constant(ir::AttrValue(s));
+    };
+    ir::Value* bn = b.g->apply1("batch_norm", {conv, stat(20, false), stat(21, true),
+                                               stat(22, false), stat(23, false)},
+                                {{"eps", 1e-3}});
+    b.g->set_outputs({b.g->apply1("relu", {bn})});
+    std::vector<Tensor> want = ir::interpret(*b.g, b.feed);
+    CompiledFunction f = compile(*b.g);
+    EXPECT_EQ(f.explain().find("batch_norm"), std::string::npos) << f.explain();
+    EXPECT_NE(f.explain().find("conv2d"), std::string::npos);
+    std::vector<Tensor> got = f(b.feed);
+    // bf16: the unfolded graph rounds the conv's output before normalizing.
+    const double tol = t == DType::BF16 ? 6e-2 : 1e-4;
+    EXPECT_TRUE(tensors_close(got.at(0), want.at(0), tol, tol * 10)) << dtype_name(t);
+  }
 }
 
 }  // namespace

@@ -27,7 +27,8 @@ struct ConvGeometry {
   int64_t sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t pt = 0, pb = 0, pl = 0, pr = 0;
   int64_t n = -1, h = -1, w = -1, oh = -1, ow = -1;
-  // The input is a channels-last tensor seen through permute(0, 3, 1, 2).
+  // The input is a channels-last tensor seen through permute(0, 3, 1, 2)
+  // (repacked to NCHW first when the permute is inlined: with_packed_input).
   bool channels_last = false;
 
   bool depthwise() const { return groups > 1 && cin_g == 1; }
@@ -75,6 +76,13 @@ Expr predicated(const Expr& e, const Expr& pred);
 // buffers). False when x is not read straight from a buffer through an index
 // affine in (iy, ix).
 Expr input_rows_contiguous(const ConvOperands& c, LowerContext& ctx);
+
+// The fast candidates vectorize along the input's width. `inner` wrapped so
+// that an input whose width is strided in memory (channels-last data read
+// through an inlined permute) is first copied into a packed NCHW heap buffer
+// (one pass, loads strided by the layout) that `inner` then reads; any other
+// input is passed through.
+RootFn with_packed_input(RootFn inner);
 
 // Integer helpers: ceil(a / b) for b > 0, and a range test.
 Expr ceil_div(const Expr& a, int64_t b);

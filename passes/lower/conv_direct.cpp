@@ -53,9 +53,10 @@
 //   }
 //
 // A stride along the width of 2 to 4 makes each input load one wide masked
-// load and a shuffle (the LLVM backend's strided access); larger strides and
-// channels-last input (a permute of NHWC data, whose width is strided by C in
-// memory) make them gathers, and the heuristic prefers conv.im2col there.
+// load and a shuffle (the LLVM backend's strided access); larger strides make
+// them gathers, and the heuristic prefers conv.im2col there. Channels-last
+// input read through an inlined permute is repacked to NCHW first
+// (with_packed_input, lower_conv.cpp), so the loads stay dense.
 #include <algorithm>
 #include <cmath>
 
@@ -91,8 +92,7 @@ double use_of(int64_t n, int64_t per_block) {
 }
 
 bool flat_possible(const ConvGeometry& g) {
-  return g.sh == 1 && g.sw == 1 && g.h > 0 && g.w > 0 && g.ow == g.w && g.oh > 0 &&
-         !g.channels_last;
+  return g.sh == 1 && g.sw == 1 && g.h > 0 && g.w > 0 && g.ow == g.w && g.oh > 0;
 }
 
 }  // namespace
@@ -476,14 +476,14 @@ AlgorithmLowering conv_direct() {
                    : " over " + std::to_string(p.row_block) + " row" +
                          (p.row_block > 1 ? "s" : "") + " of width";
     double score = 10 * p.lane_use;
-    // Width strides up to 4 load one wide vector and shuffle; beyond that,
-    // and across channels-last data, the input loads are gathers.
-    if (g.sw > 4 || g.channels_last) {
-      *why = tile + "; width " + (g.sw > 4 ? "stride" : "strided by channels-last data") +
-             " makes the input loads gathers";
+    // Width strides up to 4 load one wide vector and shuffle; beyond that
+    // the input loads are gathers.
+    if (g.sw > 4) {
+      *why = tile + "; width stride " + std::to_string(g.sw) + " makes the input loads gathers";
       return score / 4;
     }
     *why = tile + ", " + std::to_string(int(std::lround(100 * p.lane_use))) + "% of lanes used";
+    if (g.channels_last) *why += "; channels-last input, read packed (NCHW) by the kernel";
     return score;
   };
   a.root = lower_direct;

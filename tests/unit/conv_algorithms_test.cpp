@@ -174,6 +174,58 @@ TEST(ConvAlgorithms, Im2col) {
   check_grid("conv.im2col");
 }
 
+// Channels-last input read through a permute inlined into the conv's kernel:
+// every candidate reads it correctly (the fast ones repack it to NCHW first).
+TEST(ConvAlgorithms, ChannelsLastInputThroughAnInlinedPermute) {
+  for (const ConvCase& base : {make(1, 17, 8, 9, 3), make(2, 16, 16, 7, 3), make(1, 8, 8, 6, 1)}) {
+    ConvCase c = base;
+    if (c.kh == 3) c.padding = {1};
+    if (c.n == 2) c.groups = 16;
+    ConvGraph b = conv_graph(c, 5);
+    // x becomes an NHWC input seen through permute(0, 3, 1, 2).
+    ir::Node* conv = nullptr;
+    for (const auto& n : b.g->nodes()) {
+      if (n->op() == "conv2d") conv = n.get();
+    }
+    ir::Graph g("nhwc");
+    ir::Value* xn = g.add_input(
+        "x", ir::Type::tensor(c.dtype, ir::dims_from_shape({c.n, c.h, c.w, c.cin})));
+    ir::Value* xp = g.apply1("permute", {xn}, {{"dims", std::vector<int64_t>{0, 3, 1, 2}}});
+    std::vector<ir::Value*> ins{xp};
+    const Tensor& x0 = b.feed[0];
+    std::vector<Tensor> feed{x0.view_as_strided({c.n, c.h, c.w, c.cin},
+                                                {c.cin * c.h * c.w, c.w, 1, c.h * c.w}, 0)
+                                 .contiguous()};
+    for (size_t i = 1; i < 3; ++i) {
+      ir::Value* v = conv->input(i);
+      if (v->type().is_none()) {
+        ins.push_back(g.constant(ir::AttrValue()));
+        continue;
+      }
+      ins.push_back(g.add_input("in" + std::to_string(i), v->type()));
+      feed.push_back(b.feed[i]);
+    }
+    ir::Value* y = g.apply1("conv2d", ins, conv->attrs());
+    g.set_outputs({y});
+    std::vector<Tensor> want = ir::interpret(g, feed);
+    std::vector<const ir::Node*> group;
+    for (const auto& n : g.nodes()) {
+      if (n->op() == "permute" || n->op() == "conv2d") group.push_back(n.get());
+    }
+    for (const std::string& a : passes::applicable_algorithms(*group.back(), passes::host_target())) {
+      passes::LowerOptions o;
+      o.target = passes::host_target();
+      o.algorithm = a;
+      passes::LoweredKernel k = passes::lower_group(g, group, "nhwc_conv", o);
+      std::vector<passes::KernelPlan> plans{k.plan};
+      std::vector<loop::Kernel> ks = schedule_all({k.kernel}, plans);
+      std::vector<Tensor> got = run_native(g, ks, plans, feed);
+      Tolerance t = tolerance(c, 1);
+      EXPECT_TRUE(tensors_close(got.at(0), want.at(0), t.rtol, t.atol)) << a << " on " << c.str();
+    }
+  }
+}
+
 // compile() folds an inference batch norm into a conv with constant weights
 // (passes/fold_batch_norm.cpp): one kernel, no batch_norm left, and the
 // values of the unfolded graph.

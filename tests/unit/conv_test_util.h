@@ -125,6 +125,18 @@ inline LoweredGraph lower_with(const ir::Graph& g, const std::string& algorithm,
   return l;
 }
 
+// Runs scheduled kernels natively (the loop-IR evaluator without LLVM).
+inline std::vector<Tensor> run_native(const ir::Graph& g, const std::vector<loop::Kernel>& kernels,
+                                      const std::vector<passes::KernelPlan>& plans,
+                                      const std::vector<Tensor>& feed) {
+#ifdef KILN_WITH_LLVM
+  NativeKernels nk(kernels);
+  return run_kernels(g, kernels, plans, feed, nk.runner());
+#else
+  return run_kernels(g, kernels, plans, feed);
+#endif
+}
+
 // Runs `g` lowered with `algorithm` natively (or with the loop-IR evaluator, which
 // is also the fallback of a build without LLVM).
 inline std::vector<Tensor> run_algorithm(const ir::Graph& g, const std::vector<Tensor>& feed,

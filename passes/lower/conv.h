@@ -28,7 +28,7 @@ struct ConvGeometry {
   int64_t pt = 0, pb = 0, pl = 0, pr = 0;
   int64_t n = -1, h = -1, w = -1, oh = -1, ow = -1;
   // The input is a channels-last tensor seen through permute(0, 3, 1, 2)
-  // (repacked to NCHW first when the permute is inlined: with_packed_input).
+  // (repacked to NCHW first when the permute is inlined: with_dense_input).
   bool channels_last = false;
 
   bool depthwise() const { return groups > 1 && cin_g == 1; }
@@ -77,12 +77,19 @@ Expr predicated(const Expr& e, const Expr& pred);
 // affine in (iy, ix).
 Expr input_rows_contiguous(const ConvOperands& c, LowerContext& ctx);
 
-// The fast candidates vectorize along the input's width. `inner` wrapped so
-// that an input whose width is strided in memory (channels-last data read
-// through an inlined permute) is first copied into a packed NCHW heap buffer
-// (one pass, loads strided by the layout) that `inner` then reads; any other
-// input is passed through.
-RootFn with_packed_input(RootFn inner);
+// How a candidate wants its input (conv_input.cpp): the fast candidates
+// vectorize along the width, so an input whose width is strided in memory
+// (channels-last data through an inlined permute) is first copied into a
+// packed NCHW heap buffer. An input read through stride parameters (a graph
+// input) is, with Version, versioned: a copy of the kernel assumes its
+// last-dim stride is 1 (and, with VersionRows, its rows contiguous for flat
+// tiles), the other copy repacks; the other inputs' last-dim strides (an
+// epilogue's operands) join the same versions. Repack only repacks known
+// strided layouts and leaves stride parameters to the candidate (the GEMM
+// versions its own reads). The default schedule leaves nests with parallel
+// loops alone, so this is the candidates' own versioning.
+enum class DenseInput : uint8_t { Repack, Version, VersionRows };
+RootFn with_dense_input(RootFn inner, DenseInput how);
 
 // Integer helpers: ceil(a / b) for b > 0, and a range test.
 Expr ceil_div(const Expr& a, int64_t b);
@@ -151,6 +158,9 @@ struct DirectPlan {
   int row_vectors = 1;
   int lanes = 1;
   double lane_use = 1;  // the fraction of computed lanes that are outputs
+  // Task order: pixel blocks outermost (consecutive tasks reuse one input
+  // block) or output-channel blocks outermost (they reuse the weights).
+  bool pixels_outer = false;
   int vectors() const { return flat ? row_vectors : row_block * row_vectors; }
 };
 // The plan conv.direct's heuristic picks; rows mode only when !allow_flat.

@@ -14,8 +14,8 @@
 //                    row predicates, only in row blocks that touch the border)
 //     for each column block (col0: left border blocks, an interior loop, right border) {
 //       tile = 0
-//       for (ky, ky_lo, ky_hi - ky_lo) {
-//         for (ic, 0, Cin / groups) {
+//       for (icb, 0, chunks) for (ky, ky_lo, ky_hi - ky_lo) {   // chunks: inputs fit L1
+//         for (ic in chunk icb) {
 //           // kx, r < rows, v < vectors unrolled; l: the lanes
 //           b_v = x[n, c0 + ic, oy_v*sh - pt + ky*dh, (col0 + col_v + l)*sw - pl + kx*dw]
 //                 (masked to the image only in border blocks)
@@ -33,7 +33,7 @@
 // columns in 4 x 16 lanes: 88% used; 7 columns: 44%).
 //
 // Flat mode (stride 1, OW == W, static sizes, and an input whose rows are
-// contiguous: checked at run time on the strides, rows mode otherwise): the
+// contiguous: with_dense_input versions a strided input on it): the
 // tile's vectors cover consecutive output pixels p = oy * W + ox of the
 // flattened image, which then read the input at p + (ky*dh - pt) * W +
 // kx*dw - pl, one ramp per tap. Every lane is an output (but the last
@@ -42,9 +42,9 @@
 //
 //   for (t, 0, N * groups * oc_blocks * pixel_blocks) parallel {
 //     tile = 0
-//     for each tap (ky, kx) {                      // unrolled
+//     for (icb, 0, chunks) for each tap (ky, kx) {                    // taps unrolled
 //       m_v = the lanes of vector v whose tap is inside the image (and p < OH*OW)
-//       for (ic, 0, Cin / groups) {
+//       for (ic in chunk icb) {
 //         tile[r][v] = fma(x[n, c0 + ic, flat p0 + v*L + l + shift] if m_v,
 //                          x16(w[oc0 + r, ic, ky, kx]), tile[r][v])
 //       }
@@ -52,11 +52,15 @@
 //     out[n, oc0 + r, p / W, p % W] = tile[r][v] + bias    (p < OH*OW)
 //   }
 //
+// The task order puts pixel blocks outermost when the group's weights are
+// smaller than its input (consecutive tasks reuse the input block from L1/L2),
+// else the output-channel blocks (they reuse the weights).
+//
 // A stride along the width of 2 to 4 makes each input load one wide masked
 // load and a shuffle (the LLVM backend's strided access); larger strides make
 // them gathers, and the heuristic prefers conv.im2col there. Channels-last
 // input read through an inlined permute is repacked to NCHW first
-// (with_packed_input, lower_conv.cpp), so the loads stay dense.
+// (with_dense_input, conv_input.cpp), so the loads stay dense.
 #include <algorithm>
 #include <cmath>
 
@@ -124,6 +128,12 @@ DirectPlan plan_direct(const ConvGeometry& g, const CpuTarget& t, bool allow_fla
     }
   }
   p.rows = tile_rows(g.cout_g, p.vectors(), t);
+  // Which of a group's weights and its input is reused by consecutive tasks.
+  if (g.h > 0 && g.w > 0) {
+    const double weights = double(g.cout_g) * double(g.cin_g) * double(g.kh * g.kw);
+    const double input = double(g.cin_g) * double(g.h) * double(g.w);
+    p.pixels_outer = weights < input;
+  }
   return p;
 }
 
@@ -174,8 +184,15 @@ Stmt DirectLowering::tasks(
   Expr t = ctx_.loop_var("t");
   Expr pb = ctx_.loop_var("pb"), ob = ctx_.loop_var("ob");
   Expr gi = ctx_.loop_var("g"), nn = ctx_.loop_var("n");
-  Expr q = simplify(t / pixel_blocks);
-  Expr q2 = simplify(q / make_int(blocks));
+  // Consecutive tasks share what is larger: the input block of one pixel
+  // block (channel blocks innermost) when the group's weights are smaller
+  // than its input, else the weights of one channel block.
+  const bool pixels_outer = plan_.pixels_outer;
+  Expr inner_count = pixels_outer ? make_int(blocks) : pixel_blocks;
+  Expr outer_count = pixels_outer ? pixel_blocks : make_int(blocks);
+  Expr q = simplify(t / inner_count);
+  Expr q2 = simplify(q / outer_count);
+  Expr inner_var = pixels_outer ? ob : pb, outer_var = pixels_outer ? pb : ob;
   Expr oc0 = simplify(gi * make_int(g_.cout_g) + ob * make_int(rows));
   Expr cin0 = simplify(gi * make_int(g_.cin_g));
   RegisterTile full(ctx_, rows, plan_.vectors(), plan_.lanes, c_.acc);
@@ -187,8 +204,8 @@ Stmt DirectLowering::tasks(
   s = LetStmt::make(
       nn, simplify(q2 / make_int(g_.groups)),
       LetStmt::make(gi, simplify(q2 % make_int(g_.groups)),
-                    LetStmt::make(ob, simplify(q % make_int(blocks)),
-                                  LetStmt::make(pb, simplify(t % pixel_blocks), s))));
+                    LetStmt::make(outer_var, simplify(q % outer_count),
+                                  LetStmt::make(inner_var, simplify(t % inner_count), s))));
   Expr count = simplify(c_.N * make_int(g_.groups * blocks) * pixel_blocks);
   ForKind kind = ctx_.options().target.cores > 1 ? ForKind::Parallel : ForKind::Serial;
   return For::make(t, make_int(0), count, kind, s);
@@ -430,8 +447,9 @@ Stmt DirectLowering::flat_mode() {
 
 Stmt DirectLowering::run() {
   if (!plan_.flat) return rows_mode();
-  // Flat mode needs contiguous input rows: known here for packed buffers,
-  // else checked on the strides at run time, with rows mode as the fallback.
+  // Flat mode needs contiguous input rows: known here for packed buffers and
+  // inputs with_dense_input versioned; else (symbolic W, or a fused
+  // expression) checked at run time, with rows mode as the fallback.
   Expr ok = input_rows_contiguous(c_, ctx_);
   int64_t known = 0;
   if (is_const_int(ok, &known) && known) return flat_mode();

@@ -1,15 +1,15 @@
 // conv2d's lowerings: the candidates (registered here, in the order the
 // heuristic breaks ties by), what they share (ConvGeometry, ConvOperands,
 // predicated loads), and "naive", the plain loop nest every other candidate
-// is tested against and falls back to. Each candidate lives in its own file
-// (conv_direct.cpp, conv_depthwise.cpp, conv_winograd.cpp); docs/conv.md
-// shows their nests and when the heuristic picks each.
+// is tested against. Each candidate lives in its own file (conv_direct.cpp,
+// conv_depthwise.cpp, conv_winograd.cpp, conv_gemm.cpp), how they read the
+// input's layout in conv_input.cpp; docs/conv.md shows their nests and when
+// the heuristic picks each.
 #include <sstream>
 
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
 #include "passes/lower/conv.h"
-#include "passes/schedule/schedule.h"
 
 namespace kiln::passes::lower {
 
@@ -154,148 +154,12 @@ Expr predicated(const Expr& e, const Expr& pred) {
   return p.mutate(e);
 }
 
-namespace {
-
-// Whether `e` is affine in variable `v`: sums of terms, each free of v or v
-// times a factor free of v.
-bool affine_in(const Expr& e, const std::string& v) {
-  struct Uses : IRVisitor {
-    using IRVisitor::visit_node;
-    const std::string& name;
-    bool found = false;
-    explicit Uses(const std::string& n) : name(n) {}
-    void visit_node(const Var* op) override { found = found || op->name == name; }
-  };
-  auto uses = [&](const Expr& x) {
-    Uses u(v);
-    u.visit(x);
-    return u.found;
-  };
-  if (!uses(e)) return true;
-  if (const Var* var = e.as<Var>()) return var->name == v;
-  if (const Binary* b = e.as<Binary>()) {
-    if (b->op == BinOp::Add || b->op == BinOp::Sub) return affine_in(b->a, v) && affine_in(b->b, v);
-    if (b->op == BinOp::Mul) {
-      return (!uses(b->a) && affine_in(b->b, v)) || (!uses(b->b) && affine_in(b->a, v));
-    }
-  }
-  return false;
-}
-
-}  // namespace
-
-Expr input_rows_contiguous(const ConvOperands& c, LowerContext& ctx) {
-  const Operand& xo = c.node.in(0);
-  Index probe;
-  if (c.g.batched) probe.push_back(ctx.loop_var("pn"));
-  probe.push_back(ctx.loop_var("pc"));
-  Expr py = ctx.loop_var("py"), px = ctx.loop_var("px");
-  Index at = probe;
-  at.push_back(py);
-  at.push_back(px);
-  Expr e = xo.at(at);
-  const Load* ld = e.as<Load>();
-  if (!ld || ld->predicate.defined() || !affine_in(ld->index, py.as<Var>()->name) ||
-      !affine_in(ld->index, px.as<Var>()->name)) {
-    return make_const(bool_t(), 0);
-  }
-  // Offsets at image 0, channel 0 (an affine index moves the same way from
-  // any of them), so the differences are constants or stride parameters.
-  auto offset = [&](int64_t iy, int64_t ix) {
-    Expr o = substitute(ld->index, py.as<Var>()->name, make_int(iy));
-    o = substitute(o, px.as<Var>()->name, make_int(ix));
-    for (const Expr& v : probe) o = substitute(o, v.as<Var>()->name, make_int(0));
-    return simplify(o);
-  };
-  Expr o00 = offset(0, 0);
-  Expr dx = simplify(offset(0, 1) - o00), dy = simplify(offset(1, 0) - o00);
-  return simplify(dx == make_int(1) && dy == c.W);
-}
-
 Expr ceil_div(const Expr& a, int64_t b) {
   return simplify((a + make_int(b - 1)) / make_int(b));
 }
 
 Expr in_range(const Expr& i, const Expr& size) {
   return i >= make_int(0) && i < size;
-}
-
-// --- input layout ----------------------------------------------------------------------
-
-namespace {
-
-// How far x[.., ix + 1] is from x[.., ix] in its buffer, when x is read
-// straight from one (undefined otherwise).
-Expr width_stride(const Operand& xo, LowerContext& ctx) {
-  Index at;
-  for (size_t d = 0; d + 1 < xo.dims.size(); ++d) at.push_back(ctx.loop_var("pd"));
-  Expr px = ctx.loop_var("px");
-  at.push_back(px);
-  Expr e = xo.at(at);
-  const Load* ld = e.as<Load>();
-  if (!ld) return Expr();
-  if (!affine_in(ld->index, px.as<Var>()->name)) return Expr();
-  // At index 0 in the other dims, so the difference is a constant or a
-  // stride parameter.
-  auto offset = [&](int64_t ix) {
-    Expr o = ld->index;
-    for (size_t d = 0; d + 1 < at.size(); ++d) o = substitute(o, at[d].as<Var>()->name, make_int(0));
-    return simplify(substitute(o, px.as<Var>()->name, make_int(ix)));
-  };
-  return simplify(offset(1) - offset(0));
-}
-
-// The copy of x into a packed NCHW buffer: one pass, vectorized along the
-// width (loads strided by the input's layout, dense stores).
-Stmt pack_input(const Operand& xo, LowerContext& ctx, const Buf& xp) {
-  const int L = std::max(1, ctx.options().target.lanes(int(dtype_size(xo.dtype))));
-  const Expr W = xo.dims.back();
-  std::vector<Expr> lead(xo.dims.begin(), xo.dims.end() - 1);
-  Expr row = ctx.loop_var("row"), wb = ctx.loop_var("wb"), l = ctx.loop_var("l");
-  Index at = unflatten(row, lead);
-  Expr w = simplify(wb * make_int(L) + l);
-  at.push_back(w);
-  Stmt store = IfThenElse::make(w < W, Store::make(xp, simplify(row * W + w), xo.at(at)));
-  Stmt lanes = vectorize(For::make(l, make_int(0), make_int(L), ForKind::Vectorized, store),
-                         l.as<Var>()->name);
-  Stmt cols = For::make(wb, make_int(0), ceil_div(W, L), ForKind::Serial, lanes);
-  ForKind kind = ctx.options().target.cores > 1 ? ForKind::Parallel : ForKind::Serial;
-  return For::make(row, make_int(0), product(lead), kind, cols);
-}
-
-// Whether a width stride is (probably) 1: the constant 1, or the last-dim
-// stride parameter of a graph input, which the default schedule versions on
-// being 1. A constant other than 1 or another dim's stride parameter is a
-// layout whose width is strided: channels-last data through a permute.
-bool width_is_dense(const Expr& dx, LowerContext& ctx) {
-  int64_t k = 0;
-  if (is_const_int(dx, &k)) return k == 1;
-  const Var* v = dx.as<Var>();
-  if (!v) return false;
-  for (const ScalarParam& s : ctx.scalars()) {
-    if (s.role != ScalarRole::Stride || s.var.as<Var>()->name != v->name) continue;
-    return s.dim + 1 == int(ctx.buffers()[size_t(s.buffer)].shape.size());
-  }
-  return false;
-}
-
-}  // namespace
-
-RootFn with_packed_input(RootFn inner) {
-  return [inner](NodeLowering& n, const std::vector<OutBuf>& outs) -> Stmt {
-    const Operand& xo = n.in(0);
-    Expr dx = width_stride(xo, n.ctx);
-    if (!dx.defined() || width_is_dense(dx, n.ctx)) return inner(n, outs);
-    Buf xp = make_buf(n.ctx.fresh("x_nchw"), xo.dtype);
-    const std::vector<Expr> dims = xo.dims;
-    Operand packed = tensor_operand(
-        xo.dtype, dims, [xp, dims](const Index& i) { return Load::make(xp, flat_index(i, dims)); },
-        xo.type);
-    NodeLowering repacked{n.node, n.inputs, n.ctx};
-    repacked.inputs[0] = packed;
-    Stmt body = Block::make({pack_input(xo, n.ctx, xp), inner(repacked, outs)});
-    return Allocate::make(xp, product(dims), MemoryScope::Heap, body);
-  };
 }
 
 // --- naive -----------------------------------------------------------------------------
@@ -347,8 +211,15 @@ void register_conv_lowerings(LoweringTable& t) {
   l.stores_once = true;
   l.algorithms = {conv_naive(),    conv_direct(), conv_depthwise(),
                   conv_winograd(), conv_1x1(),    conv_im2col()};
+  // Every candidate but naive reads the input as dense NCHW rows
+  // (conv_input.cpp); the GEMM-based ones version their operand reads
+  // themselves, and only conv.direct's flat tiles need whole rows.
   for (AlgorithmLowering& a : l.algorithms) {
-    if (a.name != "naive") a.root = with_packed_input(a.root);
+    if (a.name == "naive") continue;
+    const bool gemm = a.name == "conv.1x1" || a.name == "conv.im2col";
+    DenseInput how = gemm ? DenseInput::Repack : DenseInput::Version;
+    if (a.name == "conv.direct") how = DenseInput::VersionRows;
+    a.root = with_dense_input(a.root, how);
   }
 }
 

@@ -11,7 +11,7 @@
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
 #include "kiln/error.h"
-#include "passes/fuse_elementwise.h"
+#include "passes/fuse.h"
 #include "passes/pipeline.h"
 #include "passes/schedule/schedule.h"
 

@@ -11,7 +11,7 @@
 #include "ir/graph.h"
 #include "ir/loop/loop_ir.h"
 #include "kiln/compile.h"
-#include "passes/fuse_elementwise.h"
+#include "passes/fuse.h"
 #include "passes/lower/lower_graph.h"
 #include "runtime/executable.h"
 #include "runtime/kernel_cache.h"

@@ -140,6 +140,11 @@ std::string explain_text(const CompiledFunction::Impl& impl, bool with_nodes) {
       if (n->loc().known()) s += "  at " + n->loc().str();
       s += "\n";
     }
+    for (const ir::Node* n : groups[k].recomputed) {
+      s += "  (indexing) " + (with_nodes ? ir::node_summary(*n, names) : n->op());
+      if (n->loc().known()) s += "  at " + n->loc().str();
+      s += "\n";
+    }
     s += "  why: " + groups[k].reason + "\n";
     const passes::AlgorithmChoice& a = groups[k].algorithm;
     if (!a.name.empty()) {
@@ -295,6 +300,7 @@ std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& inputs,
     stats->reused_buffers = es.reused_buffers;
     stats->allocated_buffers = es.allocated_buffers;
     stats->allocated_bytes = es.allocated_bytes;
+    stats->peak_intermediate_bytes = es.peak_intermediate_bytes;
   }
   return out;
 }

@@ -197,8 +197,39 @@ class Grouper {
   }
 
   void join(int id, const ir::Node* n, const std::string& how) {
+    recompute_layout_inputs(n, id);
     add_node(id, n);
     groups_[size_t(id)].fused.push_back(how + " " + n->op());
+  }
+
+  // Operands of n that another kernel computes with layout ops only (a
+  // transpose, a select of a packed parameter, the split of a fused
+  // projection) are recomputed in group `id` as indexing, so no copy is made.
+  void recompute_layout_inputs(const ir::Node* n, int id) {
+    std::vector<const ir::Node*> added;
+    for (const ir::Value* v : n->inputs()) {
+      int q = group_of_value(v);
+      if (q < 0 || q == id || groups_[size_t(q)].kind != GroupKind::Pointwise) continue;
+      std::vector<const ir::Node*> chain;
+      if (!layout_chain(v, q, &chain) || chain.empty()) continue;
+      for (const ir::Node* c : chain) {
+        if (!recomputes(id, c) &&
+            std::find(added.begin(), added.end(), c) == added.end()) {
+          added.push_back(c);
+        }
+      }
+    }
+    if (added.empty()) return;
+    Group& grp = groups_[size_t(id)];
+    grp.recomputed.insert(grp.recomputed.end(), added.begin(), added.end());
+    for (const ir::Node* r : added) {
+      for (int q : producer_groups(r, id)) grp.deps.insert(q);
+    }
+    std::sort(added.begin(), added.end(),
+              [&](const ir::Node* a, const ir::Node* b) { return pos_.at(a) < pos_.at(b); });
+    std::string ops;
+    for (const ir::Node* r : added) ops += (ops.empty() ? "" : " -> ") + r->op();
+    grp.fused.push_back("operand indexing recomputed: " + ops);
   }
 
   // Moves group `from` into group `into`.
@@ -369,22 +400,6 @@ class Grouper {
   }
 
   void place_contraction(const ir::Node* n) {
-    // Layout producers (a transpose, the split of a fused QKV projection) are
-    // recomputed as indexing, so the operand is never copied.
-    std::vector<const ir::Node*> recompute;
-    for (const ir::Value* v : n->inputs()) {
-      int q = group_of_value(v);
-      if (q < 0 || groups_[size_t(q)].kind != GroupKind::Pointwise) continue;
-      std::vector<const ir::Node*> chain;
-      if (!layout_chain(v, q, &chain) || chain.empty()) continue;
-      for (const ir::Node* c : chain) {
-        if (std::find(recompute.begin(), recompute.end(), c) == recompute.end()) {
-          recompute.push_back(c);
-        }
-      }
-    }
-    std::sort(recompute.begin(), recompute.end(),
-              [&](const ir::Node* a, const ir::Node* b) { return pos_.at(a) < pos_.at(b); });
     int id = int(groups_.size());
     groups_.emplace_back();
     Group& grp = groups_.back();
@@ -392,15 +407,7 @@ class Grouper {
     grp.reason = category_of(*n) + " op '" + n->op() +
                  "' starts its own kernel (its operands are read many times, so computing "
                  "producers are not fused into it)";
-    grp.recomputed = recompute;
-    for (const ir::Node* r : recompute) {
-      for (int q : producer_groups(r, id)) grp.deps.insert(q);
-    }
-    if (!recompute.empty()) {
-      std::string ops;
-      for (const ir::Node* r : recompute) ops += (ops.empty() ? "" : " -> ") + r->op();
-      grp.fused.push_back("operand indexing recomputed: " + ops);
-    }
+    recompute_layout_inputs(n, id);
     add_node(id, n);
     note_root(id, n);
   }

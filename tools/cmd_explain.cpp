@@ -65,8 +65,9 @@ int cmd_explain(const Args& args) {
   CallStats stats;
   compiled.run(bound.tensors, &stats);
   std::printf(
-      "memory: %lld bytes in %lld buffers (outputs and intermediates after reuse; "
-      "%lld buffers reused)\n",
+      "memory: peak intermediates %lld bytes; %lld bytes in %lld buffers (outputs and "
+      "intermediates after reuse; %lld buffers reused)\n",
+      static_cast<long long>(stats.peak_intermediate_bytes),
       static_cast<long long>(stats.allocated_bytes),
       static_cast<long long>(stats.allocated_buffers),
       static_cast<long long>(stats.reused_buffers));

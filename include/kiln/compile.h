@@ -63,6 +63,9 @@ struct CallStats {
   int64_t reused_buffers = 0;  // buffers that took the memory of a dead intermediate
   int64_t allocated_buffers = 0;
   int64_t allocated_bytes = 0;  // outputs + intermediates after buffer reuse
+  // The most bytes of intermediates (values kernels pass to later kernels)
+  // alive at once; what fusion saves shows here.
+  int64_t peak_intermediate_bytes = 0;
 };
 
 class CompiledFunction {

@@ -506,6 +506,8 @@ class Grouper {
       for (const std::string& f : grp.fused) {
         chain += f.rfind("chain: ", 0) == 0 ? " -> " + f.substr(7) : "; " + f;
       }
+      // Why the chain could not join the kernel it reads, when it reads one.
+      if (grp.reason.rfind("reads only graph inputs", 0) != 0) chain = grp.reason + "; " + chain;
       return chain;
     }
     for (const std::string& f : grp.fused) s += "; " + f;

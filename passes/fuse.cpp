@@ -418,9 +418,10 @@ class Grouper {
 
   // Whether some reader outside group `id` needs the value `v` stored.
   bool needed_outside(const ir::Value* v, int id) const {
+    // A value nobody reads is still computed and stored (as lower_group does).
     if (returned_.count(v)) return true;
     auto it = users_.find(v);
-    if (it == users_.end()) return false;
+    if (it == users_.end() || it->second.empty()) return true;
     for (const ir::Node* u : it->second) {
       for (size_t h = 0; h < groups_.size(); ++h) {
         const Group& grp = groups_[h];

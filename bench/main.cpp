@@ -61,10 +61,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") {
-      plan = {true, 3, 5, 5, 3, 3, 5};
+      plan = {true, 3, 5, 5, 3, 3, 5, {1.0, 2, 20}};
     } else if (a == "--smoke") {
       smoke = true;
-      plan = {true, 2, 2, 2, 2, 1, 2};
+      plan = {true, 2, 2, 2, 2, 1, 2, {0.0, 2, 2}};
     } else if (a == "--threads" && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
       if (threads < 1) return usage();

@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 
+from peers_common import guarded, max_err, stats, time_reps
+
 T_START_NS = time.monotonic_ns()  # first thing: the fresh-process Halide row starts here
 
 THREADS = 2
@@ -29,39 +31,6 @@ os.environ.setdefault("HL_NUM_THREADS", str(THREADS))
 
 # The chain: y = sigmoid(x * A + B) * tanh(x) + 0.5 * x, as in bench/kiln_rows.cpp.
 A, B = 0.75, -0.5
-
-
-def stats(samples):
-    s = sorted(samples)
-    n = len(s)
-    med = s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
-    return {"min_s": s[0], "median_s": med, "reps": n, "all_s": samples}
-
-
-def time_reps(fn, warmup, reps):
-    for _ in range(warmup):
-        fn()
-    out = []
-    for _ in range(reps):
-        t0 = time.perf_counter_ns()
-        fn()
-        out.append((time.perf_counter_ns() - t0) * 1e-9)
-    return stats(out)
-
-
-def guarded(fn):
-    try:
-        return fn()
-    except Exception as e:  # a missing or broken peer is reported, not fatal
-        return {"error": f"{type(e).__name__}: {e}"}
-
-
-def max_err(got, want):
-    """Worst error as a fraction of the tolerance 1e-5 + 1e-4 |want| (as kiln_bench)."""
-    import numpy as np
-    got = np.asarray(got, dtype=np.float64)
-    want = np.asarray(want, dtype=np.float64)
-    return float(np.max(np.abs(got - want) / (1e-5 + 1e-4 * np.abs(want))))
 
 
 def chain_reference(x):

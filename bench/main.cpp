@@ -1,25 +1,30 @@
-// kiln_bench — Kiln's side of bench/: memory bandwidth (STREAM triad), Kiln's
-// throughput rows and compile latency, printed as one JSON object that
-// scripts/bench merges with bench/peers.py's output into the table.
+// kiln_bench — Kiln's side of bench/: the machine's limits (STREAM triad, FMA
+// peak), Kiln's throughput rows and compile latency, printed as one JSON object that scripts/bench merges with
+// bench/peers.py's output into the table.
 //
-//   kiln_bench [--quick | --smoke] [--threads N] [--json FILE]
+//   kiln_bench [--quick | --smoke] [--threads N] [--json FILE] [--only GROUPS]
 //   kiln_bench --first-compile          (internal: one fresh-process compile)
 //
 // --quick keeps every size and runs fewer repetitions; --smoke runs tiny sizes
 // once and exits non-zero if any result is wrong (a check that the bench builds
-// and runs, not a measurement). The thread count (default 2) goes to the triad
-// and to Kiln's pool through KILN_NUM_THREADS, which must be set before Kiln's
-// first call, hence here.
+// and runs, not a measurement). --only runs some groups (comma-separated:
+// bandwidth, fma, compile; for working on one row,
+// scripts/bench always runs all). The thread count (default 2) goes to the
+// triad, the FMA peak and Kiln's pool through KILN_NUM_THREADS, which
+// must be set before Kiln's first call, hence here.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "bench/bench_util.h"
 #include "bench/compile_latency.h"
+#include "bench/fma_peak.h"
 #include "bench/kiln_rows.h"
 #include "bench/stream_triad.h"
 #include "kiln/kiln.h"
@@ -39,9 +44,35 @@ Json row_json(const kiln::bench::RowResult& r) {
       .num("compile_s", r.compile_s);
 }
 
+Json fma_json(const kiln::bench::FmaPeakResult& r) {
+  Json j;
+  return j.samples("time", r.samples)
+      .num("flops", r.flops)
+      .num("threads", r.threads)
+      .boolean("ok", r.ok);
+}
+
+// FMA peak on 1 thread and on `threads`: 2^25 steps of 16 chains take ~0.08 s
+// on a 3.5 GHz core with two 512-bit FMA pipes; tiny for --smoke.
+Json fma_group(int threads, bool smoke, const kiln::bench::Plan& plan, bool* all_ok) {
+  std::fprintf(stderr, "kiln_bench: fma peak...\n");
+  const int64_t iters = smoke ? int64_t(1) << 16 : int64_t(1) << 25;
+  auto one = kiln::bench::run_fma_peak(1, iters, plan.fma_reps);
+  auto all = kiln::bench::run_fma_peak(threads, iters, plan.fma_reps);
+  *all_ok = *all_ok && one.ok && all.ok;
+  Json j;
+  return j.str("isa", one.isa)
+      .num("lanes", one.lanes)
+      .num("chains", one.chains)
+      .num("iters", double(iters))
+      .obj("t1", fma_json(one))
+      .obj("tn", fma_json(all));
+}
+
 int usage() {
   std::fprintf(stderr,
-               "usage: kiln_bench [--quick | --smoke] [--threads N] [--json FILE]\n"
+               "usage: kiln_bench [--quick | --smoke] [--threads N] [--json FILE] "
+               "[--only GROUPS]\n"
                "       kiln_bench --first-compile\n");
   return 2;
 }
@@ -58,18 +89,21 @@ int main(int argc, char** argv) {
   bool smoke = false;
   int threads = 2;
   std::string json_path;
+  std::string only;  // empty: every group
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") {
-      plan = {true, 3, 5, 5, 3, 3, 5, {1.0, 2, 20}};
+      plan = {true, 3, 5, 5, 3, 3, 5, 3, {1.0, 2, 20}};
     } else if (a == "--smoke") {
       smoke = true;
-      plan = {true, 2, 2, 2, 2, 1, 2, {0.0, 2, 2}};
+      plan = {true, 2, 2, 2, 2, 1, 2, 2, {0.0, 2, 2}};
     } else if (a == "--threads" && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
       if (threads < 1) return usage();
     } else if (a == "--json" && i + 1 < argc) {
       json_path = argv[++i];
+    } else if (a == "--only" && i + 1 < argc) {
+      only = "," + std::string(argv[++i]) + ",";
     } else {
       return usage();
     }
@@ -91,6 +125,9 @@ int main(int argc, char** argv) {
     const int64_t stream_n = smoke ? int64_t(1) << 16 : int64_t(1) << 25;
     const int64_t chain_n = smoke ? int64_t(1) << 16 : int64_t(1) << 24;
     const int64_t rows = smoke ? 64 : 4096, cols = smoke ? 256 : 4096;
+    auto want = [&](const char* group) {
+      return only.empty() || only.find("," + std::string(group) + ",") != std::string::npos;
+    };
 
     Json out;
     out.num("threads", threads)
@@ -98,51 +135,60 @@ int main(int argc, char** argv) {
         .num("hardware_threads", std::thread::hardware_concurrency())
         .boolean("quick", plan.quick)
         .boolean("smoke", smoke);
-    // The triad runs alone first, then once before every timed call of the
-    // bandwidth rows (stream, softmax, layer norm): its best of all those passes
-    // is the bandwidth each "% of triad" divides by.
-    std::fprintf(stderr, "kiln_bench: triad...\n");
-    kiln::bench::Samples triad_samples;
-    double triad_bytes = 0;
-    bool triad_ok = false;
     bool all_ok = true;
-    {
-      kiln::bench::Triad triad(stream_n, threads);
-      kiln::bench::Companion companion{[&] { triad.pass(); }, &triad_samples};
-      triad_samples = kiln::bench::time_reps(/*warmup=*/2, plan.triad_reps, companion.fn);
-      triad_bytes = triad.bytes();
-      triad_ok = triad.ok();
+    if (want("bandwidth")) {
+      // The triad runs alone first, then once before every timed call of the
+      // bandwidth rows (stream, softmax, layer norm): its best of all those
+      // passes is the bandwidth each "% of triad" divides by.
+      std::fprintf(stderr, "kiln_bench: triad...\n");
+      kiln::bench::Samples triad_samples;
+      double triad_bytes = 0;
+      bool triad_ok = false;
+      {
+        kiln::bench::Triad triad(stream_n, threads);
+        kiln::bench::Companion companion{[&] { triad.pass(); }, &triad_samples};
+        triad_samples = kiln::bench::time_reps(/*warmup=*/2, plan.triad_reps, companion.fn);
+        triad_bytes = triad.bytes();
+        triad_ok = triad.ok();
 
-      std::fprintf(stderr, "kiln_bench: stream...\n");
-      auto stream = kiln::bench::run_stream(stream_n, plan.stream_reps, companion);
-      out.obj("stream", row_json(stream).num("n", double(stream_n)));
-      std::fprintf(stderr, "kiln_bench: softmax...\n");
-      auto softmax = kiln::bench::run_softmax(rows, cols, plan.norm_reps, companion);
-      out.obj("softmax", row_json(softmax).num("rows", double(rows)).num("cols", double(cols)));
-      std::fprintf(stderr, "kiln_bench: layer norm...\n");
-      auto layer_norm = kiln::bench::run_layer_norm(rows, cols, plan.norm_reps, companion);
-      out.obj("layer_norm",
-              row_json(layer_norm).num("rows", double(rows)).num("cols", double(cols)));
-      all_ok = stream.ok && softmax.ok && layer_norm.ok && triad_ok && triad.ok();
+        std::fprintf(stderr, "kiln_bench: stream...\n");
+        auto stream = kiln::bench::run_stream(stream_n, plan.stream_reps, companion);
+        out.obj("stream", row_json(stream).num("n", double(stream_n)));
+        std::fprintf(stderr, "kiln_bench: softmax...\n");
+        auto softmax = kiln::bench::run_softmax(rows, cols, plan.norm_reps, companion);
+        out.obj("softmax", row_json(softmax).num("rows", double(rows)).num("cols", double(cols)));
+        std::fprintf(stderr, "kiln_bench: layer norm...\n");
+        auto layer_norm = kiln::bench::run_layer_norm(rows, cols, plan.norm_reps, companion);
+        out.obj("layer_norm",
+                row_json(layer_norm).num("rows", double(rows)).num("cols", double(cols)));
+        all_ok = stream.ok && softmax.ok && layer_norm.ok && triad_ok && triad.ok();
+      }
+      Json tj;
+      out.obj("triad", tj.samples("time", triad_samples)
+                           .num("bytes", triad_bytes)
+                           .num("n", double(stream_n))
+                           .boolean("ok", triad_ok));
+      std::fprintf(stderr, "kiln_bench: chain...\n");
+      auto chain = kiln::bench::run_chain(chain_n, plan.chain_reps);
+      out.obj("chain", row_json(chain).num("n", double(chain_n)));
+      all_ok = all_ok && chain.ok;
     }
-    Json tj;
-    out.obj("triad", tj.samples("time", triad_samples)
-                         .num("bytes", triad_bytes)
-                         .num("n", double(stream_n))
-                         .boolean("ok", triad_ok));
-    std::fprintf(stderr, "kiln_bench: chain...\n");
-    auto chain = kiln::bench::run_chain(chain_n, plan.chain_reps);
-    out.obj("chain", row_json(chain).num("n", double(chain_n)));
-    all_ok = all_ok && chain.ok;
-
-    std::fprintf(stderr, "kiln_bench: compile latency...\n");
-    out.obj("compile", kiln::bench::run_compile_latency(plan.compile_reps));
-    // This very binary, whatever path or PATH lookup started it.
-    std::error_code ec;
-    std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-    Json first = kiln::bench::run_first_compile(ec ? std::string(argv[0]) : self, plan.spawn_reps);
-    all_ok = all_ok && first.dump().find("\"error\"") == std::string::npos;
-    out.obj("first_compile", first);
+    if (want("fma")) out.obj("fma", fma_group(threads, smoke, plan, &all_ok));
+    if (want("compile")) {
+      std::fprintf(stderr, "kiln_bench: compile latency...\n");
+      out.obj("compile", kiln::bench::run_compile_latency(plan.compile_reps));
+      // This very binary, whatever path or PATH lookup started it.
+      std::error_code ec;
+      std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+      Json first =
+          kiln::bench::run_first_compile(ec ? std::string(argv[0]) : self, plan.spawn_reps);
+      all_ok = all_ok && first.dump().find("\"error\"") == std::string::npos;
+      out.obj("first_compile", first);
+    }
+    // Again at the end (and scripts/bench runs `--only fma` once more after
+    // the peers): the peak is the best over all three, since the neighbours'
+    // load comes and goes and a busy spell would understate it.
+    if (want("fma")) out.obj("fma_end", fma_group(threads, smoke, plan, &all_ok));
     out.boolean("all_ok", all_ok);
 
     std::string text = out.dump() + "\n";

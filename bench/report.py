@@ -2,7 +2,8 @@
 # Merges kiln_bench's and peers.py's JSON into one Markdown table, prints it,
 # and (with --readme) rewrites the marked results section of bench/README.md.
 #
-#   bench/report.py --kiln kiln.json --peers peers.json [--readme bench/README.md] [--title T]
+#   bench/report.py --kiln kiln.json --peers peers.json [--fma fma.json]
+#                   [--readme bench/README.md] [--title T]
 #
 # Every ratio and percentage uses the minimum of N (best of N, as STREAM
 # reports); medians are shown next to minima. A target is "met" only when both
@@ -15,6 +16,7 @@ import platform
 import re
 import subprocess
 
+import report_rows
 from report_common import gbs, kernels, ms, one, pow2, t, verdict
 
 BEGIN = "<!-- bench:results:begin (written by scripts/bench; edits here are overwritten) -->"
@@ -57,17 +59,21 @@ def git_rev(root):
 
 
 def build_table(k, p):
-    """Rows of (short name, row, kiln, peer, result, target, met)."""
+    """Rows of (short name, row, kiln, peer, result, target, met), and the
+    report_rows.Rows that judged the rows it added."""
     rows = []
 
     def add(short, *cells):
         rows.append((short,) + cells)
+
+    new_rows = report_rows.Rows(k, p, add)
 
     triad = t(k.get("triad"))
     triad_bw = k["triad"]["bytes"] / triad[0] if triad else None
     add("triad", f"STREAM triad `a[i] = b[i] + s*c[i]`, f32, 3 x {pow2(k['triad']['n'])} elements "
         f"(3 x 4 B/element), {k['threads']} threads", gbs(triad, k["triad"]["bytes"]), "—",
         f"{triad_bw / 1e9:.1f} GB/s (best)" if triad_bw else "n/a", "reference", "")
+    report_rows.fma_rows(new_rows)
 
     def pct_triad(row):
         x = t(row)
@@ -120,6 +126,8 @@ def build_table(k, p):
             gbs(kt, r["bytes"]), "—", "n/a" if pct is None else f"{pct:.0f}% of triad",
             ">= 60% of triad", verdict(pct, 60))
 
+    report_rows.peak_notes(new_rows)
+
     fc = k.get("first_compile", {})
     hfc = p.get("halide_first_compile", {})
     kin = t(fc, "in_process")
@@ -143,7 +151,7 @@ def build_table(k, p):
         add(label.split(":")[0] + " " + key, label, ms(x) + note, "—",
             one(x, 1) + (" (median)" if x else ""), tgt,
             verdict(x and x[1] * 1e3, target_ms, False))
-    return rows
+    return rows, new_rows
 
 
 def render(k, p, root, title):
@@ -171,7 +179,7 @@ def render(k, p, root, title):
         "| row | Kiln or machine (best / median) | peer (best / median) | result | target | met |",
         "|---|---|---|---|---|---|",
     ]
-    table = build_table(k, p)
+    table, new_rows = build_table(k, p)
     for r in table:
         lines.append("| " + " | ".join(r[1:]) + " |")
     judged = [r for r in table if r[6]]
@@ -196,6 +204,10 @@ def render(k, p, root, title):
                      f"{k['softmax']['rows']}x{k['softmax']['cols']} f32 tensor "
                      f"(`torch.empty(...).zero_()`) alone takes {ms(alloc)} on this machine, "
                      "and that cost is inside the PyTorch times above.")
+    wrong += new_rows.wrong
+    lines += new_rows.notes
+    if new_rows.failed:
+        lines.append("**FAILED** (Kiln raised; not measured): " + "; ".join(new_rows.failed) + ".")
     verdict_text = (f"**WRONG: {', '.join(wrong)}**." if wrong else
                     "all within 1e-5 + 1e-4 |reference|.")
     lines.append("Results checked against a double-precision reference: " + verdict_text)
@@ -206,6 +218,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--peers", required=True)
+    ap.add_argument("--fma", help="kiln_bench --only fma JSON to merge into the FMA peak")
     ap.add_argument("--readme")
     ap.add_argument("--title", default="Full run (`scripts/bench`)")
     a = ap.parse_args()
@@ -213,6 +226,12 @@ def main():
         k = json.load(fh)
     with open(a.peers) as fh:
         p = json.load(fh)
+    extra = []
+    if a.fma and os.path.exists(a.fma) and os.path.getsize(a.fma):
+        with open(a.fma) as fh:
+            f = json.load(fh)
+        extra = [f.get("fma"), f.get("fma_end")]
+    report_rows.merge_fma(k, [k.get("fma_end")] + extra)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     text = render(k, p, root, a.title)
     print(text)

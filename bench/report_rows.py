@@ -1,0 +1,128 @@
+# The table rows of the FMA peak (see bench/README.md, "The rows"), and the
+# bookkeeping of the rows that divide by it, for bench/report.py. Every throughput figure
+# uses the best of N; "% of peak" divides by the FMA peak on all threads
+# measured in the same run; ratios are peer time / Kiln time (above 1: Kiln
+# is faster).
+from report_common import kernels, ms, t, verdict
+
+# Relative difference allowed between the two sides' sum |x| of the inputs
+# (both sum the same f32 values in f64, in different orders).
+INPUT_SUM_RTOL = 1e-7
+
+
+def err_text(d):
+    return d["error"] if isinstance(d, dict) and "error" in d else None
+
+
+class Rows:
+    """Collects table rows and the problems the notes under the table list."""
+
+    def __init__(self, k, p, add):
+        self.k, self.p, self.add = k, p, add
+        self.wrong = []    # outputs off the reference, or inputs that differ
+        self.failed = []   # Kiln rows that raised
+        self.notes = []    # lines for under the table
+        self.over_peak = 0.0  # the highest GFLOP/s above the measured peak
+        fma = (k.get("fma") or {}).get("tn")
+        x = t(fma)
+        self.peak = fma["flops"] / x[0] if x else None  # flop/s
+
+    def rate(self, d, flops=None):
+        """'t best / median (N); G GFLOP/s, P% of peak', or the reason it is missing."""
+        e = err_text(d)
+        if e:
+            return f"not measured: {e}"
+        x = t(d)
+        if x is None:
+            return "n/a"
+        f = flops if flops is not None else d.get("flops")
+        if not f:
+            return ms(x)
+        g = f / x[0]
+        pct = f", {100 * g / self.peak:.0f}% of peak" if self.peak else ""
+        if self.peak and g > self.peak:
+            self.over_peak = max(self.over_peak, g)
+        return f"{ms(x)}; {g / 1e9:.1f} GFLOP/s{pct}"
+
+    def judge(self, name, d, kiln_side):
+        """Records a wrong output (or a failed Kiln row) of one side."""
+        if not isinstance(d, dict):
+            return
+        if "error" in d:
+            if kiln_side:
+                self.failed.append(f"{name}: {d['error']}")
+            return
+        if d.get("ok") is False:
+            self.wrong.append(f"{name} (error {d.get('max_err', 0):.3g} x tolerance)")
+
+    def same_inputs(self, name, a, b):
+        if not all(isinstance(d, dict) and "input_sum" in d for d in (a, b)):
+            return
+        x, y = a["input_sum"], b["input_sum"]
+        if abs(x - y) > INPUT_SUM_RTOL * max(abs(x), abs(y), 1e-30):
+            self.wrong.append(f"{name}: the two sides' inputs differ (sum |x| {x:.9g} vs {y:.9g})")
+
+    def ratio(self, kiln, peer):
+        a, b = t(kiln), t(peer)
+        return b[0] / a[0] if a and b else None
+
+
+def merge_fma(k, passes):
+    """Folds further FMA-peak passes (same kernel) into k["fma"]: their samples
+    join, so min and median are over every pass."""
+    f = k.get("fma")
+    if not f:
+        return
+    for extra in passes:
+        if not extra or extra.get("isa") != f["isa"] or extra.get("iters") != f["iters"]:
+            continue
+        for key in ("t1", "tn"):
+            a, b = f[key], extra[key]
+            if a.get("flops") != b.get("flops"):
+                continue
+            s = sorted(a["time"]["all_s"] + b["time"]["all_s"])
+            n = len(s)
+            med = s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+            a["time"] = {"min_s": s[0], "median_s": med, "reps": n,
+                         "all_s": a["time"]["all_s"] + b["time"]["all_s"]}
+            a["ok"] = a.get("ok", False) and b.get("ok", False)
+        f["passes"] = f.get("passes", 1) + 1
+
+
+def fma_rows(r):
+    f = r.k.get("fma")
+    if not f:
+        return
+    for key, label in (("t1", "1 thread"), ("tn", f"{f['tn']['threads']} threads")):
+        d = f[key]
+        x = t(d)
+        g = f"{d['flops'] / x[0] / 1e9:.0f} GFLOP/s (best)" if x else "n/a"
+        if key == "tn" and x and t(f["t1"]):
+            one = f["t1"]["flops"] / t(f["t1"])[0]
+            g += f", {d['flops'] / x[0] / one:.2f}x one thread"
+        cell = (f"{d['flops'] / x[0] / 1e9:.1f} / {d['flops'] / x[1] / 1e9:.1f} GFLOP/s "
+                f"(N={x[2]})") if x else "n/a"
+        r.add(f"FMA peak {label}", f"FMA peak, f32, {label}: {f['isa']}, {f['chains']} "
+              f"independent chains x {f['lanes']} lanes per thread, {f['iters']:.3g} steps each; "
+              f"best over {f.get('passes', 1)} passes spread over the run",
+              cell, "—", g, "reference" if key == "tn" else "(no target)", "")
+        if not d.get("ok"):
+            r.wrong.append(f"FMA peak {label}")
+    x1, xn = t(f["t1"]), t(f["tn"])
+    if x1 and xn and f["tn"]["threads"] > 1:
+        scale = (f["tn"]["flops"] / xn[0]) / (f["t1"]["flops"] / x1[0])
+        if scale < 0.9 * f["tn"]["threads"]:
+            r.notes.append(
+                f"The {f['tn']['threads']}-thread FMA peak came out at only {scale:.2f}x one "
+                "thread: the other core was busy during its calls, so every \"% of peak\" "
+                "above is higher than it would be on a quiet machine.")
+
+
+def peak_notes(r):
+    """Call after every row: a row faster than the peak proves the peak was
+    measured in busy spells."""
+    if r.over_peak:
+        r.notes.append(
+            f"Some rows ran faster than the measured FMA peak (up to {r.over_peak / 1e9:.0f} vs "
+            f"{r.peak / 1e9:.0f} GFLOP/s): every FMA-peak call met a busy spell of the "
+            "neighbours, so the peak is understated and the \"% of peak\" figures are too high.")

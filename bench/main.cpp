@@ -1,5 +1,6 @@
 // kiln_bench — Kiln's side of bench/: the machine's limits (STREAM triad, FMA
-// peak), Kiln's throughput rows and compile latency, printed as one JSON object that scripts/bench merges with
+// peak), Kiln's throughput and contraction rows, oneDNN's SGEMM and compile
+// latency, printed as one JSON object that scripts/bench merges with
 // bench/peers.py's output into the table.
 //
 //   kiln_bench [--quick | --smoke] [--threads N] [--json FILE] [--only GROUPS]
@@ -8,9 +9,9 @@
 // --quick keeps every size and runs fewer repetitions; --smoke runs tiny sizes
 // once and exits non-zero if any result is wrong (a check that the bench builds
 // and runs, not a measurement). --only runs some groups (comma-separated:
-// bandwidth, fma, compile; for working on one row,
+// bandwidth, fma, sgemm, conv, compile; for working on one row,
 // scripts/bench always runs all). The thread count (default 2) goes to the
-// triad, the FMA peak and Kiln's pool through KILN_NUM_THREADS, which
+// triad, the FMA peak, oneDNN and Kiln's pool through KILN_NUM_THREADS, which
 // must be set before Kiln's first call, hence here.
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +25,7 @@
 
 #include "bench/bench_util.h"
 #include "bench/compile_latency.h"
+#include "bench/contraction_rows.h"
 #include "bench/fma_peak.h"
 #include "bench/kiln_rows.h"
 #include "bench/stream_triad.h"
@@ -41,7 +43,9 @@ Json row_json(const kiln::bench::RowResult& r) {
       .num("max_err", r.max_err)
       .boolean("ok", r.ok)
       .num("kernels", r.kernels)
-      .num("compile_s", r.compile_s);
+      .num("compile_s", r.compile_s)
+      .num("flops", r.flops)
+      .num("input_sum", r.input_sum);
 }
 
 Json fma_json(const kiln::bench::FmaPeakResult& r) {
@@ -50,6 +54,21 @@ Json fma_json(const kiln::bench::FmaPeakResult& r) {
       .num("flops", r.flops)
       .num("threads", r.threads)
       .boolean("ok", r.ok);
+}
+
+// A row that throws is reported as {"error": ...} and the other rows still
+// run. For Kiln's side (an op it cannot compile, a script it cannot lower)
+// that is a failure (*all_ok = false); for a peer's (oneDNN: all_ok null) it
+// only makes the row "not measured".
+Json guarded(const std::function<Json()>& row, bool* all_ok) {
+  try {
+    return row();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kiln_bench: row failed: %s\n", e.what());
+    if (all_ok) *all_ok = false;
+    Json j;
+    return j.str("error", e.what());
+  }
 }
 
 // FMA peak on 1 thread and on `threads`: 2^25 steps of 16 chains take ~0.08 s
@@ -67,6 +86,64 @@ Json fma_group(int threads, bool smoke, const kiln::bench::Plan& plan, bool* all
       .num("iters", double(iters))
       .obj("t1", fma_json(one))
       .obj("tn", fma_json(all));
+}
+
+// Square SGEMM, Kiln then oneDNN for each size.
+Json sgemm_group(int threads, bool smoke, const kiln::bench::Plan& plan, bool* all_ok) {
+  const std::vector<int64_t> sizes =
+      smoke ? std::vector<int64_t>{32, 64} : std::vector<int64_t>{256, 512, 1024, 2048};
+  Json j;
+  std::string sizes_text;
+  for (int64_t n : sizes) {
+    std::fprintf(stderr, "kiln_bench: sgemm %lld...\n", static_cast<long long>(n));
+    Json row;
+    row.num("n", double(n));
+    row.obj("kiln", guarded(
+                        [&] {
+                          auto r = kiln::bench::run_kiln_sgemm(n, plan.budget);
+                          *all_ok = *all_ok && r.ok;
+                          return row_json(r);
+                        },
+                        all_ok));
+    std::string note;
+    row.obj("dnnl", guarded(
+                        [&] {
+                          auto r = kiln::bench::run_dnnl_sgemm(n, threads, plan.budget, &note);
+                          Json d;
+                          if (!note.empty()) return d.str("error", note);
+                          *all_ok = *all_ok && r.ok;
+                          return row_json(r);
+                        },
+                        nullptr));
+    j.obj(std::to_string(n), row);
+    sizes_text += (sizes_text.empty() ? "" : ",") + std::to_string(n);
+  }
+  return j.str("sizes", sizes_text)
+      .boolean("dnnl_found", kiln::bench::have_dnnl())
+      .str("dnnl_version", kiln::bench::dnnl_version())
+      .num("dnnl_threads", kiln::bench::dnnl_threads());
+}
+
+Json conv_group(bool smoke, const kiln::bench::Plan& plan, bool* all_ok) {
+  Json j;
+  for (const kiln::bench::ConvShape& s : kiln::bench::conv_shapes(smoke)) {
+    std::fprintf(stderr, "kiln_bench: conv %s...\n", s.key.c_str());
+    j.obj(s.key, guarded(
+                     [&] {
+                       auto r = kiln::bench::run_kiln_conv(s, plan.budget);
+                       *all_ok = *all_ok && r.ok;
+                       return row_json(r)
+                           .str("label", s.label)
+                           .num("cin", double(s.cin))
+                           .num("cout", double(s.cout))
+                           .num("hw", double(s.hw))
+                           .num("k", double(s.k))
+                           .num("pad", double(s.pad))
+                           .num("groups", double(s.groups));
+                     },
+                     all_ok));
+  }
+  return j;
 }
 
 int usage() {
@@ -174,6 +251,8 @@ int main(int argc, char** argv) {
       all_ok = all_ok && chain.ok;
     }
     if (want("fma")) out.obj("fma", fma_group(threads, smoke, plan, &all_ok));
+    if (want("sgemm")) out.obj("sgemm", sgemm_group(threads, smoke, plan, &all_ok));
+    if (want("conv")) out.obj("conv", conv_group(smoke, plan, &all_ok));
     if (want("compile")) {
       std::fprintf(stderr, "kiln_bench: compile latency...\n");
       out.obj("compile", kiln::bench::run_compile_latency(plan.compile_reps));

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-# Kiln's peers for bench/: Halide (Debian's python3-halide, JIT), PyTorch eager
-# and NumPy, measured on the same problems as kiln_bench. Prints one JSON
-# object; scripts/bench merges it with kiln_bench's into the table.
+# Kiln's peers for bench/: Halide (Debian's python3-halide, JIT), PyTorch and
+# NumPy, measured on the same problems as kiln_bench. Prints one JSON object;
+# scripts/bench merges it with kiln_bench's into the table. This file holds the
+# bandwidth and compile rows' peers; peers_contraction.py has SGEMM (NumPy) and
+# conv2d (PyTorch), and peers_common.py what they share.
 #
 #   /usr/bin/python3 bench/peers.py [--quick | --smoke] [--threads N] [--json FILE]
 #   /usr/bin/python3 bench/peers.py --halide-first-compile   (internal)
@@ -18,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from peers_common import guarded, max_err, stats, time_reps
+from peers_common import Budget, guarded, max_err, stats, time_reps
 
 T_START_NS = time.monotonic_ns()  # first thing: the fresh-process Halide row starts here
 
@@ -199,9 +201,15 @@ def numpy_chain(n, reps):
             "ok": err <= 1.0, "threads": 1}
 
 
+def contraction_peers():
+    import peers_contraction  # imports NumPy and PyTorch: inside guarded()
+    return peers_contraction
+
+
 def debian_versions():
     """The Debian package versions of the peers (torch.__version__ says 1.13.0a0 there)."""
-    names = ["python3-halide", "python3-torch", "python3-numpy"]
+    names = ["python3-halide", "python3-torch", "python3-numpy", "libopenblas0-pthread",
+             "libdnnl2"]
     try:
         text = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}\\n"] + names,
                               capture_output=True, text=True).stdout
@@ -233,6 +241,12 @@ def main():
     out["torch"] = guarded(lambda: torch_rows(chain_n, rows, cols, reps, norm_reps))
     print("peers.py: numpy...", file=sys.stderr)
     out["numpy"] = guarded(lambda: numpy_chain(chain_n, reps))
+    budget = Budget(0.0, 2, 2) if smoke else Budget(1.0, 2, 20) if quick else Budget(3.0, 2, 200)
+    print("peers.py: numpy sgemm...", file=sys.stderr)
+    out["sgemm"] = guarded(lambda: contraction_peers().sgemm_rows(
+        [32, 64] if smoke else [256, 512, 1024, 2048], budget))
+    print("peers.py: torch conv2d...", file=sys.stderr)
+    out["conv"] = guarded(lambda: contraction_peers().conv_rows(smoke, THREADS, budget))
     text = json.dumps(out) + "\n"
     if "--json" in args:
         with open(args[args.index("--json") + 1], "w") as fh:

@@ -60,7 +60,7 @@ def git_rev(root):
 
 def build_table(k, p):
     """Rows of (short name, row, kiln, peer, result, target, met), and the
-    report_rows.Rows that judged the rows it added."""
+    report_rows.Rows that judged the contraction and model rows."""
     rows = []
 
     def add(short, *cells):
@@ -126,7 +126,8 @@ def build_table(k, p):
             gbs(kt, r["bytes"]), "—", "n/a" if pct is None else f"{pct:.0f}% of triad",
             ">= 60% of triad", verdict(pct, 60))
 
-    report_rows.peak_notes(new_rows)
+    for group in (report_rows.sgemm_rows, report_rows.conv_rows, report_rows.peak_notes):
+        group(new_rows)
 
     fc = k.get("first_compile", {})
     hfc = p.get("halide_first_compile", {})
@@ -158,6 +159,8 @@ def render(k, p, root, title):
     desc, kernel = machine()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     torch = p.get("torch") or {}
+    blas = (p.get("sgemm") or {}).get("blas") or {}
+    conv = p.get("conv") or {}
     lines = [
         f"{title}, {now}, Kiln {git_rev(root)}.",
         "",
@@ -166,7 +169,10 @@ def render(k, p, root, title):
         f"Threads: Kiln pool {k.get('kiln_pool_threads')}, triad {k.get('threads')}, "
         f"PyTorch {torch.get('threads', '?')} (capability {torch.get('config_capability', '?')}"
         f", ATEN_CPU_CAPABILITY {torch.get('capability', 'default')}), Halide "
-        f"HL_NUM_THREADS={(p.get('halide') or {}).get('threads', '?')}, NumPy 1.",
+        f"HL_NUM_THREADS={(p.get('halide') or {}).get('threads', '?')}, NumPy 1 "
+        f"(its matmul: OpenBLAS {blas.get('threads', '?')}), oneDNN OpenMP "
+        f"{(k.get('sgemm') or {}).get('dnnl_threads', '?')}; PyTorch mkldnn "
+        f"{'available' if conv.get('mkldnn_available') else 'not available'}.",
         "",
         "Peers (Debian packages): " + ", ".join(f"{name} {ver}" for name, ver in
                                                 (p.get("packages") or {}).items()) +
@@ -209,7 +215,9 @@ def render(k, p, root, title):
     if new_rows.failed:
         lines.append("**FAILED** (Kiln raised; not measured): " + "; ".join(new_rows.failed) + ".")
     verdict_text = (f"**WRONG: {', '.join(wrong)}**." if wrong else
-                    "all within 1e-5 + 1e-4 |reference|.")
+                    "all within 1e-5 + 1e-4 |reference| (bandwidth rows) and 1e-4 (|reference| "
+                    "+ rms of the checked reference) (contraction rows); both sides of each "
+                    "contraction row computed on the same inputs.")
     lines.append("Results checked against a double-precision reference: " + verdict_text)
     return "\n".join(lines) + "\n"
 

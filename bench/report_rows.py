@@ -1,5 +1,5 @@
-# The table rows of the FMA peak (see bench/README.md, "The rows"), and the
-# bookkeeping of the rows that divide by it, for bench/report.py. Every throughput figure
+# The table rows of the FMA peak, SGEMM and conv2d rows (see
+# bench/README.md, "The rows"), for bench/report.py. Every throughput figure
 # uses the best of N; "% of peak" divides by the FMA peak on all threads
 # measured in the same run; ratios are peer time / Kiln time (above 1: Kiln
 # is faster).
@@ -116,6 +116,73 @@ def fma_rows(r):
                 f"The {f['tn']['threads']}-thread FMA peak came out at only {scale:.2f}x one "
                 "thread: the other core was busy during its calls, so every \"% of peak\" "
                 "above is higher than it would be on a quiet machine.")
+
+
+def sgemm_rows(r):
+    ks, ps = r.k.get("sgemm"), r.p.get("sgemm")
+    if not ks:
+        return
+    blas = (ps or {}).get("blas") or {}
+    openblas = (f"OpenBLAS {blas.get('config', '?').split()[1] if blas.get('config') else '?'} "
+                f"(numpy.matmul, core {blas.get('core', '?')}, {blas.get('threads', '?')} threads)")
+    onednn = (f"oneDNN {ks.get('dnnl_version')} dnnl_sgemm ({ks.get('dnnl_threads')} OpenMP "
+              "threads)" if ks.get("dnnl_found") else "oneDNN dnnl_sgemm")
+    for n in ks["sizes"].split(","):
+        row = ks[n]
+        kiln = row["kiln"]
+        peers = [(openblas, (ps or {}).get(n) if isinstance(ps, dict) and "error" not in ps
+                  else ps), (onednn, row.get("dnnl"))]
+        r.judge(f"SGEMM {n} Kiln", kiln, True)
+        for name, d in peers:
+            r.judge(f"SGEMM {n} {name.split(' (')[0]}", d, False)
+            r.same_inputs(f"SGEMM {n} Kiln / {name.split(' (')[0]}", kiln, d)
+        measured = [pd for pd in peers if t(pd[1])]
+        measured.sort(key=lambda pd: t(pd[1])[0])
+        order = measured + [pd for pd in peers if pd not in measured]
+        target = 0.9 if int(n) >= 1024 else None
+        for i, (name, d) in enumerate(order):
+            ratio = r.ratio(kiln, d)
+            better = ", the better library this run" if i == 0 and len(measured) == 2 else ""
+            tgt = target if i == 0 else None
+            r.add(f"SGEMM {n} vs {name.split(' (')[0]}",
+                  f"SGEMM {n}x{n}x{n} f32, row-major C = A @ B: Kiln ({kernels(kiln)}) vs "
+                  f"{name}{better}", r.rate(kiln), r.rate(d),
+                  "n/a" if ratio is None else f"{ratio:.2f}x",
+                  f">= {tgt:g}x the better library" if tgt else "(no target)",
+                  verdict(ratio, tgt) if tgt else "")
+
+
+CONV_TARGETS = {"resnet_3x3_64": 0.8, "resnet_3x3_128": 0.8, "resnet_3x3_256": 0.8,
+                "pointwise_1x1": 0.9, "depthwise_3x3": 1.2}
+
+
+def conv_rows(r):
+    kc, pc = r.k.get("conv"), r.p.get("conv") or {}
+    if not kc:
+        return
+    for key, target in CONV_TARGETS.items():
+        kiln = kc.get(key)
+        if kiln is None:
+            continue
+        peer = pc.get(key) if "error" not in pc else pc
+        r.judge(f"conv {key} Kiln", kiln, True)
+        r.judge(f"conv {key} PyTorch", peer, False)
+        r.same_inputs(f"conv {key}", kiln, peer)
+        label = kiln.get("label", key)
+        pad = kiln.get("pad", "?")
+        peer_cell = r.rate(peer, (peer or {}).get("flops"))
+        variant = ""
+        if isinstance(peer, dict) and "variant" in peer:
+            other = "nchw" if peer["variant"] == "channels_last" else "channels_last"
+            name = {"nchw": "NCHW", "channels_last": "channels_last"}
+            ops = ", ".join(peer[peer["variant"]].get("aten_ops", [])) or "?"
+            variant = f" ({name[peer['variant']]}, faster than {name[other]} at " \
+                      f"{ms(t(peer[other]))}; {ops})"
+        ratio = r.ratio(kiln, peer)
+        r.add(f"conv {key}", f"conv2d {label}, batch 1, f32, padding {pad}, no bias: Kiln "
+              f"({kernels(kiln)}) vs PyTorch{variant}", r.rate(kiln), peer_cell,
+              "n/a" if ratio is None else f"{ratio:.2f}x", f">= {target:g}x",
+              verdict(ratio, target))
 
 
 def peak_notes(r):

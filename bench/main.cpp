@@ -1,6 +1,6 @@
 // kiln_bench — Kiln's side of bench/: the machine's limits (STREAM triad, FMA
-// peak), Kiln's throughput and contraction rows, oneDNN's SGEMM and compile
-// latency, printed as one JSON object that scripts/bench merges with
+// peak), Kiln's throughput, contraction and model rows, oneDNN's SGEMM and
+// compile latency, printed as one JSON object that scripts/bench merges with
 // bench/peers.py's output into the table.
 //
 //   kiln_bench [--quick | --smoke] [--threads N] [--json FILE] [--only GROUPS]
@@ -9,7 +9,7 @@
 // --quick keeps every size and runs fewer repetitions; --smoke runs tiny sizes
 // once and exits non-zero if any result is wrong (a check that the bench builds
 // and runs, not a measurement). --only runs some groups (comma-separated:
-// bandwidth, fma, sgemm, conv, compile; for working on one row,
+// bandwidth, fma, sgemm, conv, mlp, examples, compile; for working on one row,
 // scripts/bench always runs all). The thread count (default 2) goes to the
 // triad, the FMA peak, oneDNN and Kiln's pool through KILN_NUM_THREADS, which
 // must be set before Kiln's first call, hence here.
@@ -28,6 +28,7 @@
 #include "bench/contraction_rows.h"
 #include "bench/fma_peak.h"
 #include "bench/kiln_rows.h"
+#include "bench/model_rows.h"
 #include "bench/stream_triad.h"
 #include "kiln/kiln.h"
 #include "runtime/thread_pool.h"
@@ -69,6 +70,10 @@ Json guarded(const std::function<Json()>& row, bool* all_ok) {
     Json j;
     return j.str("error", e.what());
   }
+}
+
+Json model_json(const kiln::bench::ModelResult& m) {
+  return row_json(m.row).num("kernels_unfused", m.kernels_unfused).str("shapes", m.shapes);
 }
 
 // FMA peak on 1 thread and on `threads`: 2^25 steps of 16 chains take ~0.08 s
@@ -253,6 +258,31 @@ int main(int argc, char** argv) {
     if (want("fma")) out.obj("fma", fma_group(threads, smoke, plan, &all_ok));
     if (want("sgemm")) out.obj("sgemm", sgemm_group(threads, smoke, plan, &all_ok));
     if (want("conv")) out.obj("conv", conv_group(smoke, plan, &all_ok));
+    if (want("mlp")) {
+      std::fprintf(stderr, "kiln_bench: mlp (issue 6)...\n");
+      out.obj("mlp", guarded(
+                         [&] {
+                           auto m = kiln::bench::run_mlp_row(smoke, plan.budget);
+                           all_ok = all_ok && m.row.ok;
+                           return model_json(m);
+                         },
+                         &all_ok));
+    }
+    if (want("examples")) {
+      Json ex;
+      for (const std::string& name : kiln::bench::example_names()) {
+        std::fprintf(stderr, "kiln_bench: example %s...\n", name.c_str());
+        ex.obj(name, guarded(
+                         [&] {
+                           auto m = kiln::bench::run_example(name, smoke, plan.budget);
+                           all_ok = all_ok && m.row.ok;
+                           return model_json(m);
+                         },
+                         &all_ok));
+      }
+      out.obj("examples", ex);
+    }
+
     if (want("compile")) {
       std::fprintf(stderr, "kiln_bench: compile latency...\n");
       out.obj("compile", kiln::bench::run_compile_latency(plan.compile_reps));

@@ -3,7 +3,8 @@
 # NumPy, measured on the same problems as kiln_bench. Prints one JSON object;
 # scripts/bench merges it with kiln_bench's into the table. This file holds the
 # bandwidth and compile rows' peers; peers_contraction.py has SGEMM (NumPy) and
-# conv2d (PyTorch), and peers_common.py what they share.
+# conv2d (PyTorch), peers_models.py the MLP and the examples (PyTorch), and
+# peers_common.py what they share.
 #
 #   /usr/bin/python3 bench/peers.py [--quick | --smoke] [--threads N] [--json FILE]
 #   /usr/bin/python3 bench/peers.py --halide-first-compile   (internal)
@@ -206,6 +207,11 @@ def contraction_peers():
     return peers_contraction
 
 
+def model_peers():
+    import peers_models  # imports PyTorch: inside guarded()
+    return peers_models
+
+
 def debian_versions():
     """The Debian package versions of the peers (torch.__version__ says 1.13.0a0 there)."""
     names = ["python3-halide", "python3-torch", "python3-numpy", "libopenblas0-pthread",
@@ -247,6 +253,10 @@ def main():
         [32, 64] if smoke else [256, 512, 1024, 2048], budget))
     print("peers.py: torch conv2d...", file=sys.stderr)
     out["conv"] = guarded(lambda: contraction_peers().conv_rows(smoke, THREADS, budget))
+    print("peers.py: torch models...", file=sys.stderr)
+    models = guarded(lambda: model_peers().model_rows(smoke, THREADS, budget))
+    out["mlp"] = models.get("mlp", models)
+    out["examples"] = models.get("examples", models)
     text = json.dumps(out) + "\n"
     if "--json" in args:
         with open(args[args.index("--json") + 1], "w") as fh:

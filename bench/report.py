@@ -126,7 +126,8 @@ def build_table(k, p):
             gbs(kt, r["bytes"]), "—", "n/a" if pct is None else f"{pct:.0f}% of triad",
             ">= 60% of triad", verdict(pct, 60))
 
-    for group in (report_rows.sgemm_rows, report_rows.conv_rows, report_rows.peak_notes):
+    for group in (report_rows.sgemm_rows, report_rows.conv_rows, report_rows.mlp_rows,
+                  report_rows.example_rows, report_rows.peak_notes):
         group(new_rows)
 
     fc = k.get("first_compile", {})
@@ -216,8 +217,8 @@ def render(k, p, root, title):
         lines.append("**FAILED** (Kiln raised; not measured): " + "; ".join(new_rows.failed) + ".")
     verdict_text = (f"**WRONG: {', '.join(wrong)}**." if wrong else
                     "all within 1e-5 + 1e-4 |reference| (bandwidth rows) and 1e-4 (|reference| "
-                    "+ rms of the checked reference) (contraction rows); both sides of each "
-                    "contraction row computed on the same inputs.")
+                    "+ rms of the checked reference) (contraction and model rows); both sides of "
+                    "each contraction and model row computed on the same inputs.")
     lines.append("Results checked against a double-precision reference: " + verdict_text)
     return "\n".join(lines) + "\n"
 

@@ -1,4 +1,4 @@
-# The table rows of the FMA peak, SGEMM and conv2d rows (see
+# The table rows of the FMA peak, SGEMM, conv2d, MLP and example rows (see
 # bench/README.md, "The rows"), for bench/report.py. Every throughput figure
 # uses the best of N; "% of peak" divides by the FMA peak on all threads
 # measured in the same run; ratios are peer time / Kiln time (above 1: Kiln
@@ -183,6 +183,67 @@ def conv_rows(r):
               f"({kernels(kiln)}) vs PyTorch{variant}", r.rate(kiln), peer_cell,
               "n/a" if ratio is None else f"{ratio:.2f}x", f">= {target:g}x",
               verdict(ratio, target))
+
+
+MLP_VARIANTS = {"eager_functional": "eager, `F.gelu(x @ w1 + b1) @ w2 + b2`",
+                "eager_module": "eager `nn.Sequential(Linear, GELU, Linear)`",
+                "torchscript": "TorchScript (scripted Sequential, frozen, optimize_for_inference)",
+                "mkldnn": "`torch.utils.mkldnn.to_mkldnn(Sequential)` (mkldnn tensors; "
+                          "to_mkldnn/to_dense of x and y timed)"}
+
+
+def mlp_rows(r):
+    kiln, peer = r.k.get("mlp"), r.p.get("mlp") or {}
+    if not kiln:
+        return
+    r.judge("MLP Kiln", kiln, True)
+    r.same_inputs("MLP", kiln, peer)
+    shapes = kiln.get("shapes", "")
+    best = peer.get("variant")
+    order = ([best] if best else []) + [v for v in MLP_VARIANTS if v != best]
+    for v in order:
+        d = peer.get(v) if "error" not in peer else peer
+        r.judge(f"MLP PyTorch {v}", d, False)
+        ratio = r.ratio(kiln, d)
+        e = err_text(d)
+        first = v == best
+        cell = (f"not supported: {e}" if v == "mkldnn" and e else r.rate(d, peer.get("flops")))
+        r.add(f"MLP vs PyTorch {v}" if not first else "MLP vs fastest PyTorch",
+              f"MLP (issue 6) {shapes}, f32: Kiln (`examples/mlp.kiln`, {kernels(kiln)}) vs "
+              f"PyTorch {MLP_VARIANTS[v]}" + (", the fastest variant this run" if first else ""),
+              r.rate(kiln), cell, "n/a" if ratio is None else f"{ratio:.2f}x",
+              ">= 1.3x the fastest" if first else "(no target)",
+              verdict(ratio, 1.3) if first else "")
+
+
+EXAMPLE_FILES = {"mlp": "examples/mlp.kiln (its comment's sizes; --smoke: smaller)",
+                 "transformer": "examples/transformer.kiln (heads 4)",
+                 "conv_block": "examples/conv_block.kiln"}
+
+
+def example_rows(r):
+    ke, pe = r.k.get("examples"), r.p.get("examples") or {}
+    if not ke:
+        return
+    for name, label in EXAMPLE_FILES.items():
+        kiln = ke.get(name)
+        if kiln is None:
+            continue
+        peer = pe.get(name) if "error" not in pe else pe
+        r.judge(f"example {name} Kiln", kiln, True)
+        r.same_inputs(f"example {name}", kiln, peer)
+        fusion = (f"{int(kiln['kernels_unfused'])} kernels unfused -> {kernels(kiln)} fused"
+                  if "kernels_unfused" in kiln else "")
+        # The tensors of rank 2 and up name the sizes; biases and norm weights follow.
+        shapes = ", ".join(e for e in kiln.get("shapes", "").split(", ") if "x" in e.split()[-1])
+        for v, vname in (("eager", "PyTorch eager"),
+                         ("torchscript", "TorchScript (scripted, frozen, optimize_for_inference)")):
+            d = (peer or {}).get(v) if isinstance(peer, dict) and "error" not in peer else peer
+            r.judge(f"example {name} {vname}", d, False)
+            ratio = r.ratio(kiln, d)
+            r.add(f"example {name} vs {v}", f"{label}, {shapes}, f32: Kiln "
+                  f"({fusion}) vs {vname}", r.rate(kiln), r.rate(d),
+                  "n/a" if ratio is None else f"{ratio:.2f}x", "(no target)", "")
 
 
 def peak_notes(r):

@@ -215,7 +215,7 @@ struct Plan {
   int norm_reps = 15;     // softmax, layer norm
   int spawn_reps = 10;    // fresh-process first compiles
   int compile_reps = 30;  // cold / disk / memory compiles
-  int fma_reps = 20;      // FMA peak, each thread count (~0.08 s a call)
+  int fma_reps = 100;     // FMA peak, each thread count (~0.01 s a call)
   Budget budget;          // contraction and model rows, each side
 };
 

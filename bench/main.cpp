@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") {
-      plan = {true, 3, 5, 5, 3, 3, 5, 3, {1.0, 2, 20}};
+      plan = {true, 3, 5, 5, 3, 3, 5, 30, {1.0, 2, 20}};
     } else if (a == "--smoke") {
       smoke = true;
       plan = {true, 2, 2, 2, 2, 1, 2, 2, {0.0, 2, 2}};

@@ -217,6 +217,7 @@ def mlp_issue6(smoke, threads, budget):
 
         out["torchscript"] = guarded(torchscript)
 
+        # Last: to_mkldnn replaces the Sequential's children in place.
         def mkldnn():
             from torch.utils import mkldnn as mkldnn_utils
             mod = mkldnn_utils.to_mkldnn(seq)

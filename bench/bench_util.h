@@ -215,8 +215,10 @@ struct Plan {
   int norm_reps = 15;     // softmax, layer norm
   int spawn_reps = 10;    // fresh-process first compiles
   int compile_reps = 30;  // cold / disk / memory compiles
-  int fma_reps = 100;     // FMA peak, each thread count (~0.01 s a call)
   Budget budget;          // contraction and model rows, each side
+  // FMA peak, each thread count and pass: ~0.5 ms calls, up to 1000 of them
+  // or 1 s (a busy machine makes the 2-thread calls slow, not the best one).
+  Budget fma_budget{1.0, 50, 1000};
 };
 
 }  // namespace kiln::bench

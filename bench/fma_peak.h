@@ -20,8 +20,8 @@ struct FmaPeakResult {
   bool ok = false;   // every lane matches a scalar recurrence bit for bit
 };
 
-// `iters` steps per chain per thread and call; `reps` timed calls after one
-// untimed warm-up.
-FmaPeakResult run_fma_peak(int threads, int64_t iters, int reps);
+// `iters` steps per chain per thread and call; timed calls under `budget`
+// after two untimed warm-ups.
+FmaPeakResult run_fma_peak(int threads, int64_t iters, const Budget& budget);
 
 }  // namespace kiln::bench

@@ -156,7 +156,16 @@ def build_table(k, p):
     return rows, new_rows
 
 
-def render(k, p, root, title):
+def load_line(load_start):
+    """How busy the machine was: a shared machine's neighbours show up here first."""
+    end = " / ".join(f"{v:.1f}" for v in os.getloadavg())
+    start = " / ".join(f"{float(v):.1f}" for v in load_start.split()) if load_start else "?"
+    return (f"Load average (1 / 5 / 15 min): {start} when the run began, {end} when it ended; "
+            f"the bench itself adds up to {os.cpu_count()}, anything beyond that is other work "
+            "sharing the cores, and the times are that much noisier.")
+
+
+def render(k, p, root, title, load_start=None):
     desc, kernel = machine()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     torch = p.get("torch") or {}
@@ -166,6 +175,8 @@ def render(k, p, root, title):
         f"{title}, {now}, Kiln {git_rev(root)}.",
         "",
         f"Machine: {desc}; Linux {kernel}.",
+        "",
+        load_line(load_start),
         "",
         f"Threads: Kiln pool {k.get('kiln_pool_threads')}, triad {k.get('threads')}, "
         f"PyTorch {torch.get('threads', '?')} (capability {torch.get('config_capability', '?')}"
@@ -228,6 +239,7 @@ def main():
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--peers", required=True)
     ap.add_argument("--fma", help="kiln_bench --only fma JSON to merge into the FMA peak")
+    ap.add_argument("--load-start", help="/proc/loadavg's first three fields when the run began")
     ap.add_argument("--readme")
     ap.add_argument("--title", default="Full run (`scripts/bench`)")
     a = ap.parse_args()
@@ -242,7 +254,7 @@ def main():
         extra = [f.get("fma"), f.get("fma_end")]
     report_rows.merge_fma(k, [k.get("fma_end")] + extra)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    text = render(k, p, root, a.title)
+    text = render(k, p, root, a.title, a.load_start)
     print(text)
     if a.readme:
         with open(a.readme) as fh:

@@ -235,14 +235,16 @@ def example_rows(r):
         fusion = (f"{int(kiln['kernels_unfused'])} kernels unfused -> {kernels(kiln)} fused"
                   if "kernels_unfused" in kiln else "")
         # The tensors of rank 2 and up name the sizes; biases and norm weights follow.
-        shapes = ", ".join(e for e in kiln.get("shapes", "").split(", ") if "x" in e.split()[-1])
+        text = kiln.get("shapes") or (peer or {}).get("shapes", "") if isinstance(peer, dict) \
+            else kiln.get("shapes", "")
+        shapes = ", ".join(e for e in text.split(", ") if e and "x" in e.split()[-1])
         for v, vname in (("eager", "PyTorch eager"),
                          ("torchscript", "TorchScript (scripted, frozen, optimize_for_inference)")):
             d = (peer or {}).get(v) if isinstance(peer, dict) and "error" not in peer else peer
             r.judge(f"example {name} {vname}", d, False)
             ratio = r.ratio(kiln, d)
-            r.add(f"example {name} vs {v}", f"{label}, {shapes}, f32: Kiln "
-                  f"({fusion}) vs {vname}", r.rate(kiln), r.rate(d),
+            r.add(f"example {name} vs {v}", f"{label}, {shapes}, f32: Kiln"
+                  f"{f' ({fusion})' if fusion else ''} vs {vname}", r.rate(kiln), r.rate(d),
                   "n/a" if ratio is None else f"{ratio:.2f}x", "(no target)", "")
 
 

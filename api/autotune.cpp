@@ -33,7 +33,7 @@
 #include <map>
 #include <optional>
 
-#include "ir/interpreter.h"
+#include "api/autotune_check.h"
 #include "kiln/error.h"
 #include "runtime/tuning_cache.h"
 
@@ -49,8 +49,10 @@ double since(Clock::time_point t) {
 
 // Timed runs after the warm-up, at most (best of these is the time).
 constexpr int kMaxReps = 5;
-// The reference candidate; also the fallback nobody can reject.
-constexpr const char* kReference = "naive";
+// The plain loop nest every contraction has: the safe choice when every
+// timed candidate was rejected.
+constexpr const char* kPlainLoops = "naive";
+constexpr const char* kTooLarge = "the plain loops are not run on nodes this large";
 
 bool env_on(const char* name) {
   const char* v = std::getenv(name);
@@ -109,28 +111,8 @@ struct Problem {
   std::shared_ptr<ir::Graph> graph;  // the node alone, every dim concrete
   std::string key;                   // the tuning cache's key text
   std::string bound;                 // "N=32": the symbols its sizes came from
-  double k = 1;                      // multiply-adds per output element (tolerance)
   std::string why_not;               // non-empty: it cannot be tuned
 };
-
-// Multiply-adds behind one output element: the reduction length.
-double reduction_length(const ir::Node& n) {
-  auto dims = [&](size_t i) { return n.input(i)->type().dims(); };
-  const std::string& op = n.op();
-  if ((op == "matmul" || op == "bmm" || op == "linear") && !dims(0).empty()) {
-    return double(dims(0).back().value);
-  }
-  if (op == "conv2d" && dims(1).size() == 4) {
-    return double(dims(1)[1].value * dims(1)[2].value * dims(1)[3].value);
-  }
-  // An op this file does not know: the largest input dim bounds it loosely.
-  double k = 1;
-  for (const ir::Value* v : n.inputs()) {
-    if (!v->type().is_tensor()) continue;
-    for (const ir::Dim& d : v->type().dims()) k = std::max(k, double(d.value));
-  }
-  return k;
-}
 
 Problem make_problem(const ir::Node& n, const Bindings& symbols,
                      const std::vector<std::string>& candidates, const CompileOptions& o,
@@ -187,7 +169,6 @@ Problem make_problem(const ir::Node& n, const Bindings& symbols,
     p.why_not = std::string("its sizes do not check out: ") + e.what();
     return p;
   }
-  p.k = reduction_length(*sub->nodes().back());
   p.graph = sub;
 
   // Everything the timings depend on: the problem, the candidates, the code
@@ -202,112 +183,20 @@ Problem make_problem(const ir::Node& n, const Bindings& symbols,
   return p;
 }
 
-// --- inputs, reference and comparison -----------------------------------------------------
-
-// Seeded values of `t`'s dtype: normal for floats, small integers (exact in
-// every accumulator) for integers, coin flips for bool.
-Tensor random_tensor(const ir::TensorType& t, uint64_t seed) {
-  Shape shape = ir::static_shape(t.dims);
-  if (is_floating(t.dtype)) return Tensor::randn(shape, seed, t.dtype);
-  Tensor x = Tensor::randn(shape, seed, DType::F64);
-  double* p = x.data<double>();
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    double v = std::nearbyint(p[i] * 1.5);
-    if (t.dtype == DType::Bool) v = p[i] > 0;
-    if (!is_signed(t.dtype)) v = std::fabs(v);
-    p[i] = std::clamp(v, -3.0, 3.0);
-  }
-  return x.to(t.dtype);
-}
-
-double max_abs(const Tensor& t) {
-  if (t.numel() == 0) return 0;
-  Tensor x = t.contiguous().to(DType::F64);
-  const double* p = x.data<double>();
-  double m = 0;
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    if (std::isfinite(p[i])) m = std::max(m, std::fabs(p[i]));
-  }
-  return m;
-}
-
-// The unit roundoff of a dtype (half an ulp at 1).
-double unit_roundoff(DType t) {
-  switch (t) {
-    case DType::F16:
-      return std::ldexp(1.0, -11);
-    case DType::BF16:
-      return std::ldexp(1.0, -8);
-    case DType::F32:
-      return std::ldexp(1.0, -24);
-    case DType::F64:
-      return std::ldexp(1.0, -53);
-    default:
-      return 0;
-  }
-}
-
-// How far a candidate's output may lie from the reference's (docs/autotune.md):
-// floats: |out - ref| <= 4 u_out |ref| + 4 K u_acc S per element, where u_out
-// is the output dtype's unit roundoff (both sides round once into it: up to
-// an ulp apart, 2 u), u_acc the accumulator's (f32 for f16/bf16/f32, f64 for
-// f64: two summation orders of K products differ by at most about 2 K u_acc
-// times the sum of |products|), and S bounds one product's size (max|a| *
-// max|b|, plus max|bias|). Integers and bool: equal.
-struct Tolerance {
-  double rel = 0, abs = 0;
-};
-
-Tolerance tolerance(DType out, double k, double scale) {
-  Tolerance t;
-  if (!is_floating(out)) return t;
-  DType acc = out == DType::F64 ? DType::F64 : DType::F32;
-  t.rel = 4 * unit_roundoff(out);
-  t.abs = 4 * k * unit_roundoff(acc) * scale;
-  return t;
-}
-
-// Empty when `out` matches `ref` within `tol`; else what is wrong.
-std::string mismatch(const Tensor& out, const Tensor& ref, const Tolerance& tol) {
-  if (out.sizes() != ref.sizes() || out.dtype() != ref.dtype()) {
-    return "output " + shape_text(out.sizes()) + " " + dtype_name(out.dtype()) + ", reference " +
-           shape_text(ref.sizes()) + " " + dtype_name(ref.dtype());
-  }
-  Tensor x = out.contiguous().to(DType::F64), y = ref.contiguous().to(DType::F64);
-  const double* px = x.data<double>();
-  const double* py = y.data<double>();
-  double worst = 0, worst_tol = 0;
-  int64_t at = -1;
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    if (std::isnan(px[i]) && std::isnan(py[i])) continue;
-    if (px[i] == py[i]) continue;  // equal infinities too
-    double err = std::isnan(px[i]) || std::isnan(py[i]) ? INFINITY : std::fabs(px[i] - py[i]);
-    double allowed = tol.rel * std::fabs(py[i]) + tol.abs;
-    if (!(err <= allowed) && (at < 0 || err - allowed > worst - worst_tol)) {
-      worst = err, worst_tol = allowed, at = i;
-    }
-  }
-  if (at < 0) return "";
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "max |error| %.3g > tolerance %.3g at element %lld", worst,
-                worst_tol, static_cast<long long>(at));
-  return buf;
-}
-
 // --- measuring ---------------------------------------------------------------------------
 
 struct Trial {
   std::string name;
-  double score = 0;
   double seconds = -1;  // best time; < 0: not timed
   bool rejected = false;
   std::string note;  // why rejected
 };
 
 struct Measurement {
-  std::vector<Trial> trials;  // in the order they were timed
-  std::vector<std::string> untimed;
-  std::string reference;  // "naive" or "the interpreter"
+  std::vector<Trial> trials;         // in the order they were run
+  std::vector<std::string> untimed;  // left when the budget was spent
+  std::vector<std::string> skipped;  // the plain loops on a large node
+  std::string reference;             // what outputs were compared with
 };
 
 Measurement measure(const Problem& p, const passes::AlgorithmChoice& choice,
@@ -315,81 +204,51 @@ Measurement measure(const Problem& p, const passes::AlgorithmChoice& choice,
                     AutotuneReport& report) {
   Clock::time_point start = Clock::now();
   Measurement m;
-  // naive first (the reference), then the heuristic's pick, then by score.
+  // The heuristic's pick first (always timed), then the others by falling score.
   std::vector<const passes::AlgorithmCandidate*> order;
   for (const passes::AlgorithmCandidate& c : choice.candidates) {
     if (c.applies) order.push_back(&c);
   }
-  auto rank = [&](const passes::AlgorithmCandidate* c) {
-    return c->name == kReference ? 0 : c->name == choice.name ? 1 : 2;
-  };
   std::stable_sort(order.begin(), order.end(), [&](auto* a, auto* b) {
-    if (rank(a) != rank(b)) return rank(a) < rank(b);
+    bool a_first = a->name == choice.name, b_first = b->name == choice.name;
+    if (a_first != b_first) return a_first;
     return a->score > b->score;
   });
+  // The plain loop nest cannot win on a large node and one run of it can take
+  // many times the budget: it is timed only on nodes the interpreter checks whole.
+  const bool large = multiply_adds(*p.graph->nodes().back()) > kFullReferenceMacs;
 
-  std::vector<Tensor> inputs;
-  std::vector<Tensor> operands;  // every tensor operand (inputs and constants), in order
-  for (size_t i = 0; i < p.graph->inputs().size(); ++i) {
-    inputs.push_back(random_tensor(p.graph->input(i)->type().tensor_type(), 0x6b696c6e + i));
-  }
-  {
-    size_t next_input = 0;
-    const ir::Node& node = *p.graph->nodes().back();
-    for (const ir::Value* v : node.inputs()) {
-      const ir::Node* producer = v->producer();
-      if (!v->type().is_tensor()) continue;
-      if (!producer) {
-        operands.push_back(inputs.at(next_input++));
-      } else if (const ir::AttrValue* a = producer->attrs().find("value")) {
-        if (const Tensor* t = std::get_if<Tensor>(a)) operands.push_back(*t);
-      }
-    }
-  }
-  double scale = 1;
-  if (operands.size() >= 2) scale = max_abs(operands[0]) * max_abs(operands[1]);
-  if (operands.size() >= 3) scale += max_abs(operands[2]);
-
+  std::vector<Tensor> inputs = tuning_inputs(*p.graph);
+  ReferenceCheck reference = make_reference(*p.graph, inputs);
+  m.reference = reference.what;
   CompileOptions co = options;
   co.autotune = false;
   co.optimize = false;  // the node alone: nothing to fold, and it must stay as it is
   co.example_shapes.clear();
 
-  std::vector<Tensor> reference;
-  bool has_reference = false;
-  if (order.empty() || order.front()->name != kReference) {
-    reference = ir::interpret(*p.graph, inputs);
-    has_reference = true;
-    m.reference = "the interpreter";
-  }
-  for (size_t i = 0; i < order.size(); ++i) {
-    const passes::AlgorithmCandidate& c = *order[i];
-    bool mandatory = rank(&c) < 2;
+  for (const passes::AlgorithmCandidate* c : order) {
+    bool mandatory = c->name == choice.name;
+    if (!mandatory && large && c->name == kPlainLoops) {
+      m.skipped.push_back(c->name);
+      continue;
+    }
     if (!mandatory && since(start) >= budget) {
-      m.untimed.push_back(c.name);
+      m.untimed.push_back(c->name);
       continue;
     }
     Trial t;
-    t.name = c.name;
-    t.score = c.score;
+    t.name = c->name;
     try {
       CompiledFunction f =
-          CompiledFunction::from_impl(build_with_algorithm(*p.graph, co, backend, c.name));
+          CompiledFunction::from_impl(build_with_algorithm(*p.graph, co, backend, c->name));
       Clock::time_point t0 = Clock::now();
       std::vector<Tensor> out = f(inputs);
       double warm = since(t0);
-      if (!has_reference) {  // c is naive
-        reference = out;
-        has_reference = true;
-        m.reference = kReference;
+      std::string why = reference.check(out);
+      if (!why.empty()) {
+        t.rejected = true;
+        t.note = why + " vs " + reference.what;
       } else {
-        Tolerance tol = tolerance(out.at(0).dtype(), p.k, scale);
-        for (size_t o = 0; o < out.size() && !t.rejected; ++o) {
-          std::string why = mismatch(out[o], reference.at(o), tol);
-          if (!why.empty()) t.rejected = true, t.note = why + " vs " + m.reference;
-        }
-      }
-      if (!t.rejected) {
         t.seconds = warm;
         for (int r = 0; r < kMaxReps; ++r) {
           // At least one run after the warm-up, then while the budget lasts.
@@ -403,11 +262,6 @@ Measurement measure(const Problem& p, const passes::AlgorithmChoice& choice,
     } catch (const std::exception& e) {
       t.rejected = true;
       t.note = std::string("failed: ") + e.what();
-      if (c.name == kReference && !has_reference) {
-        reference = ir::interpret(*p.graph, inputs);
-        has_reference = true;
-        m.reference = "the interpreter";
-      }
     }
     m.trials.push_back(std::move(t));
   }
@@ -504,8 +358,14 @@ std::string measured_reason(const Measurement& m, double budget, const std::stri
   for (size_t i = 0; i < timed.size(); ++i) {
     s += (i ? " < " : "") + timed[i]->name + " " + format_seconds(timed[i]->seconds);
   }
-  if (!rejected.empty()) s += "; rejected (output differs from " + m.reference + "): " + join(rejected);
-  if (!m.untimed.empty()) s += "; not timed (budget " + budget_text(budget) + " spent): " + join(m.untimed);
+  if (timed.empty()) s += "nothing correct was timed";
+  if (!rejected.empty()) {
+    s += "; rejected (output differs from " + m.reference + ", or failed): " + join(rejected);
+  }
+  if (!m.untimed.empty()) {
+    s += "; not timed (budget " + budget_text(budget) + " spent): " + join(m.untimed);
+  }
+  if (!m.skipped.empty()) s += "; not timed (" + std::string(kTooLarge) + "): " + join(m.skipped);
   return s;
 }
 
@@ -576,6 +436,12 @@ AutotuneReport autotune_groups(const ir::Graph& g, std::vector<passes::KernelGro
       not_tuned(choice, p.why_not, report);
       continue;
     }
+    // One candidate is measured when that is cheap (explain then shows its
+    // time); on a large node its runs would only cost time.
+    if (names.size() == 1 && multiply_adds(*p.graph->nodes().back()) > kFullReferenceMacs) {
+      not_tuned(choice, names[0] + " is the only candidate", report);
+      continue;
+    }
     if (std::optional<runtime::TuningRecord> r = cache.load(p.key, options.disk_cache);
         r && usable(*r, names, budget)) {
       apply_record(choice, *r);
@@ -594,15 +460,31 @@ AutotuneReport autotune_groups(const ir::Graph& g, std::vector<passes::KernelGro
       if (std::find(m.untimed.begin(), m.untimed.end(), c.name) != m.untimed.end()) {
         c.tuning_note = "not timed (budget " + budget_text(budget) + " spent)";
       }
+      if (std::find(m.skipped.begin(), m.skipped.end(), c.name) != m.skipped.end()) {
+        c.tuning_note = std::string("not timed (") + kTooLarge + ")";
+      }
     }
-    if (!r) {
-      not_tuned(choice, "no candidate matched " + m.reference, report);
+    ++report.measured;
+    choice.reason = measured_reason(m, budget, p.bound);
+    if (r) {
+      choice.name = r->choice;
+      cache.store(p.key, *r, options.disk_cache);
       continue;
     }
-    choice.name = r->choice;
-    choice.reason = measured_reason(m, budget, p.bound);
-    cache.store(p.key, *r, options.disk_cache);
-    ++report.measured;
+    // Every candidate that ran was wrong: none of them may run. The plain
+    // loops (checked against the interpreter by the test suite) are the safe
+    // choice; without them the heuristic's pick stays, with a warning. Not
+    // stored: the next compile measures again.
+    bool plain_ok = std::find(names.begin(), names.end(), kPlainLoops) != names.end();
+    for (const Trial& t : m.trials) plain_ok = plain_ok && !(t.name == kPlainLoops && t.rejected);
+    if (plain_ok) {
+      choice.name = kPlainLoops;
+      choice.reason += "; " + std::string(kPlainLoops) + " is used untimed";
+    } else {
+      std::fprintf(stderr,
+                   "kiln: warning: autotune: no %s candidate matched %s; keeping %s\n",
+                   n->op().c_str(), m.reference.c_str(), choice.name.c_str());
+    }
   }
   report.seconds = since(start);
   return report;

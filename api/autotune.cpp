@@ -5,21 +5,23 @@
 //      bound from CompileOptions::example_shapes; without them: not tuned);
 //   2. the tuning cache is asked under a key text naming the problem and the
 //      machine; a usable record decides without any timing;
-//   3. otherwise the reference output is made once ("naive", the plain loop
-//      nest the test suite checks against the interpreter; the interpreter
-//      when naive does not apply), then each applicable candidate is compiled
-//      with that algorithm forced, run once (warm-up, output checked against
-//      the reference within a tolerance for the dtype and the reduction
-//      length) and timed best-of-N while the node's budget lasts;
+//   3. otherwise, on seeded inputs, the reference is made once (the
+//      interpreter; on a sample of output elements for a large node,
+//      autotune_check.h), then each applicable candidate is compiled with that
+//      algorithm forced, run once (warm-up; its output checked against the
+//      reference within a tolerance for the dtype and the reduction length)
+//      and timed best-of-N while the node's budget lasts;
 //   4. the fastest correct candidate wins, and the record is stored.
 //
-// Order of step 3: naive (it is also a candidate), then the heuristic's
-// choice, then the others by falling score. The first two are always timed,
-// so a tiny budget can only improve on the heuristic, never lose it.
+// Order of step 3: the heuristic's choice (always timed, so a tiny budget can
+// only confirm or beat it), then the others by falling score. The plain loops
+// ("naive") are not run on large nodes: they cannot win there, and one run
+// can take many budgets.
 //
 // Assumes: groups from passes::group_kernels with choose_algorithms run.
 // Guarantees: a group's algorithm name stays among its applicable candidates,
-// and a candidate whose output differed from the reference is never chosen.
+// and a candidate whose output differed from the reference is never chosen
+// (when every candidate that ran differed, the plain loops are used).
 #include "api/autotune.h"
 
 #include <algorithm>

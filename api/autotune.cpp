@@ -489,6 +489,13 @@ AutotuneReport autotune_groups(const ir::Graph& g, std::vector<passes::KernelGro
     }
   }
   report.seconds = since(start);
+  if (report.contractions > 0 && env_on("KILN_COMPILE_TIMES")) {
+    std::fprintf(stderr,
+                 "kiln: autotune: %d contraction(s): %d measured (%d candidates timed), %d from "
+                 "the tuning cache, %d kept the heuristic; %.3f ms\n",
+                 report.contractions, report.measured, report.candidates_timed, report.from_cache,
+                 report.kept_heuristic, report.seconds * 1e3);
+  }
   return report;
 }
 

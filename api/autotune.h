@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "api/compile_internal.h"
-#include "passes/fuse_elementwise.h"
+#include "passes/fuse.h"
 #include "passes/target.h"
 
 namespace kiln::compile_detail {

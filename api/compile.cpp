@@ -3,15 +3,19 @@
 // call path, and the dump stages. Everything is compiled inside compile();
 // a call only checks inputs, plans buffers and launches.
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <future>
 
+#include "api/autotune.h"
 #include "api/compile_internal.h"
 #include "api/convert.h"
 #include "ir/interpreter.h"
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
 #include "kiln/error.h"
-#include "passes/fuse_elementwise.h"
+#include "passes/fuse.h"
 #include "passes/pipeline.h"
 #include "passes/schedule/schedule.h"
 
@@ -77,6 +81,14 @@ void check_options(const CompileOptions& o, const std::string& backend) {
                   "compile: opt_level must be 0..3, got " << o.opt_level);
   KILN_USER_CHECK(o.num_threads >= 0,
                   "compile: num_threads must be >= 0 (0: pool default), got " << o.num_threads);
+  KILN_USER_CHECK(std::isfinite(o.autotune_budget_s) && o.autotune_budget_s > 0,
+                  "compile: autotune_budget_s must be a positive number of seconds, got "
+                      << o.autotune_budget_s);
+  for (size_t i = 0; i < o.example_shapes.size(); ++i) {
+    for (int64_t d : o.example_shapes[i]) {
+      KILN_USER_CHECK(d >= 0, "compile: example_shapes[" << i << "] has a negative size " << d);
+    }
+  }
 }
 
 std::string kernels_text(const std::vector<loop::Kernel>& ks) {
@@ -124,6 +136,38 @@ std::vector<passes::KernelGroup> groups_of(const CompiledFunction::Impl& impl) {
   return impl.exec ? impl.groups : fusion_groups(*impl.graph, impl.options);
 }
 
+std::string score_text(double score) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", score);
+  return buf;
+}
+
+// The algorithm lines of one kernel: the choice and why, then every
+// candidate: whether it applies, the heuristic's score, the measured time or
+// the tuner's verdict, and the heuristic's note.
+std::string algorithm_text(const passes::AlgorithmChoice& a) {
+  std::string s = "  algorithm: " + a.name + " (" + a.reason + ")\n";
+  for (const passes::AlgorithmCandidate& c : a.candidates) {
+    s += "    candidate " + c.name + ": ";
+    if (!c.applies) {
+      s += "does not apply";
+    } else {
+      s += "score " + score_text(c.score);
+      if (c.seconds >= 0) s += ", measured " + compile_detail::format_seconds(c.seconds);
+      if (c.rejected) {
+        s += ", rejected (" + (c.tuning_note.empty() ? std::string("wrong result") : c.tuning_note) +
+             ")";
+      } else if (!c.tuning_note.empty()) {
+        s += ", " + c.tuning_note;
+      }
+      if (c.name == a.name) s += ", chosen";
+    }
+    if (!c.note.empty()) s += " - " + c.note;
+    s += "\n";
+  }
+  return s;
+}
+
 std::string explain_text(const CompiledFunction::Impl& impl, bool with_nodes) {
   std::vector<passes::KernelGroup> groups = groups_of(impl);
   std::vector<passes::KernelPlan> plans;
@@ -140,19 +184,13 @@ std::string explain_text(const CompiledFunction::Impl& impl, bool with_nodes) {
       if (n->loc().known()) s += "  at " + n->loc().str();
       s += "\n";
     }
-    s += "  why: " + groups[k].reason + "\n";
-    const passes::AlgorithmChoice& a = groups[k].algorithm;
-    if (!a.name.empty()) {
-      s += "  algorithm: " + a.name + " (" + a.reason + ")\n";
-      for (const passes::AlgorithmCandidate& c : a.candidates) {
-        s += "    candidate " + c.name + ": " +
-             (c.applies ? "score " + std::to_string(c.score) : std::string("does not apply"));
-        if (c.seconds >= 0) s += ", measured " + std::to_string(c.seconds * 1e3) + " ms";
-        if (c.rejected) s += ", rejected (wrong result)";
-        if (!c.note.empty()) s += " - " + c.note;
-        s += "\n";
-      }
+    for (const ir::Node* n : groups[k].recomputed) {
+      s += "  (indexing) " + (with_nodes ? ir::node_summary(*n, names) : n->op());
+      if (n->loc().known()) s += "  at " + n->loc().str();
+      s += "\n";
     }
+    s += "  why: " + groups[k].reason + "\n";
+    if (!groups[k].algorithm.name.empty()) s += algorithm_text(groups[k].algorithm);
   }
   return s;
 }
@@ -180,10 +218,21 @@ std::vector<loop::Kernel> schedule_kernels(const std::vector<loop::Kernel>& lowe
 
 namespace {
 
-// Everything compile() does, uncached.
+// Every contraction of `groups` runs `algorithm` (an autotuning candidate).
+void force_algorithm(std::vector<passes::KernelGroup>& groups, const std::string& algorithm) {
+  for (passes::KernelGroup& grp : groups) {
+    if (grp.algorithm.name.empty()) continue;
+    grp.algorithm.name = algorithm;
+    grp.algorithm.reason = "forced: an autotuning candidate";
+  }
+}
+
+// Everything compile() does, uncached; `forced_algorithm`, when set, replaces
+// the choice of every contraction (and no tuning runs).
 std::shared_ptr<CompiledFunction::Impl> build(const ir::Graph& source,
                                               const CompileOptions& options,
-                                              const std::string& backend) {
+                                              const std::string& backend,
+                                              const std::string& forced_algorithm = {}) {
   auto impl = std::make_shared<CompiledFunction::Impl>();
   impl->options = options;
   impl->backend = backend;
@@ -199,10 +248,17 @@ std::shared_ptr<CompiledFunction::Impl> build(const ir::Graph& source,
   for (const ir::Value* v : g->outputs()) impl->outputs.push_back(api::value_info(*v));
   if (impl->backend == "interp") return impl;
 
-  // 2. Group nodes into kernels (elementwise fusion) and lower each group
-  //    (constants fold into their users).
+  // 2. Group nodes into kernels (elementwise fusion), pick each contraction's
+  //    algorithm (heuristic, then measured when autotuning), and lower each
+  //    group (constants fold into their users).
   std::vector<passes::KernelPlan> plans;
   impl->groups = fusion_groups(*g, options);
+  if (!forced_algorithm.empty()) {
+    force_algorithm(impl->groups, forced_algorithm);
+  } else if (options.autotune) {
+    impl->autotune_report =
+        compile_detail::autotune_groups(*g, impl->groups, options, backend, cpu_target(options));
+  }
   impl->lowered = passes::lower_groups(*g, impl->groups, lower_options(options), &plans);
   // 3. Schedule and simplify.
   impl->scheduled = schedule_kernels(impl->lowered, plans, options);
@@ -216,21 +272,50 @@ std::shared_ptr<CompiledFunction::Impl> build(const ir::Graph& source,
 // The function-level cache key: the graph's canonical text (every node,
 // attribute and constant value) and every option that changes what build()
 // makes. Entries live in the same in-memory cache as compiled modules, so
-// clearing it forgets both.
+// clearing it forgets both. A tuned function is keyed by the tuning options
+// (its choices come from measurements, which the key cannot hold): a tuned and
+// an untuned compile never share an entry, and the module keys hold the
+// algorithms themselves.
 runtime::CacheKey function_key(const ir::Graph& g, const CompileOptions& o,
                                const std::string& backend) {
   runtime::KeyHasher h;
-  h.add("kiln-function-v1").add(ir::print_graph(g)).add(backend);
+  h.add("kiln-function-v2").add(ir::print_graph(g)).add(backend);
   h.add(uint64_t(o.opt_level)).add(uint64_t(o.num_threads)).add(uint64_t(o.schedule));
   h.add(uint64_t(o.fast_math)).add(o.cpu).add(uint64_t(o.fuse)).add(uint64_t(o.optimize));
+  h.add(uint64_t(o.autotune));
+  if (o.autotune) {
+    uint64_t budget_bits;
+    static_assert(sizeof budget_bits == sizeof o.autotune_budget_s);
+    std::memcpy(&budget_bits, &o.autotune_budget_s, sizeof budget_bits);
+    h.add(budget_bits).add(uint64_t(o.disk_cache)).add(uint64_t(o.example_shapes.size()));
+    for (const std::vector<int64_t>& shape : o.example_shapes) {
+      h.add(uint64_t(shape.size()));
+      for (int64_t d : shape) h.add(uint64_t(d));
+    }
+  }
   return h.key();
 }
 
 }  // namespace
 
-CompiledFunction compile(const ir::Graph& source, const CompileOptions& options) {
-  std::string backend = options.backend.empty() ? default_backend() : options.backend;
-  check_options(options, backend);
+namespace compile_detail {
+
+std::shared_ptr<CompiledFunction::Impl> build_with_algorithm(const ir::Graph& g,
+                                                             const CompileOptions& options,
+                                                             const std::string& backend,
+                                                             const std::string& algorithm) {
+  CompileOptions o = options;
+  o.autotune = false;
+  return build(g, o, backend, algorithm);
+}
+
+}  // namespace compile_detail
+
+CompiledFunction compile(const ir::Graph& source, const CompileOptions& given) {
+  std::string backend = given.backend.empty() ? default_backend() : given.backend;
+  check_options(given, backend);
+  CompileOptions options = given;
+  options.autotune = compile_detail::autotune_requested(given);
   if (!options.use_cache || backend == "interp") {
     return CompiledFunction::from_impl(build(source, options, backend));
   }
@@ -295,6 +380,7 @@ std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& inputs,
     stats->reused_buffers = es.reused_buffers;
     stats->allocated_buffers = es.allocated_buffers;
     stats->allocated_bytes = es.allocated_bytes;
+    stats->peak_intermediate_bytes = es.peak_intermediate_bytes;
   }
   return out;
 }

@@ -322,8 +322,30 @@ std::string canonical_kernels(const std::vector<loop::Kernel>& kernels) {
   return out;
 }
 
+const std::string& host_cpu_name() {
+  static const std::string name = [] {
+#ifdef KILN_WITH_LLVM
+    return llvm::sys::getHostCPUName().str();
+#else
+    return std::string("generic");
+#endif
+  }();
+  return name;
+}
+
+std::string algorithms_text(const std::vector<passes::KernelGroup>& groups) {
+  std::string s;
+  for (size_t k = 0; k < groups.size(); ++k) {
+    if (!groups[k].algorithm.name.empty()) {
+      s += std::to_string(k) + ":" + groups[k].algorithm.name + ";";
+    }
+  }
+  return s;
+}
+
 runtime::CacheKey module_key(const std::vector<loop::Kernel>& kernels,
-                             const codegen::CodegenOptions& options) {
+                             const codegen::CodegenOptions& options,
+                             const std::string& algorithms) {
   runtime::KeyHasher h;
   h.add("kiln-module-v2").add(KILN_VERSION).add(build_identity());
 #ifdef KILN_WITH_LLVM
@@ -333,6 +355,9 @@ runtime::CacheKey module_key(const std::vector<loop::Kernel>& kernels,
   h.add(uint64_t(options.opt_level)).add(uint64_t(options.fast_math));
   h.add(uint64_t(kernels.size()));
   h.add(canonical_kernels(kernels));
+  // Kernels of different algorithms differ anyway; this keeps the two apart
+  // even if two candidates ever lowered to the same loops.
+  if (!algorithms.empty()) h.add("algorithms").add(algorithms);
   return h.key();
 }
 
@@ -399,7 +424,8 @@ KernelEntries compile_kernels(CompiledFunction::Impl& impl) {
     if (impl.scheduled.empty()) return out;
     auto t0 = std::chrono::steady_clock::now();
     CodegenReport& report = impl.codegen_report;
-    runtime::CacheKey key = module_key(impl.scheduled, impl.codegen_options);
+    runtime::CacheKey key =
+        module_key(impl.scheduled, impl.codegen_options, algorithms_text(impl.groups));
     report.key = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     auto build = [&]() -> std::shared_ptr<codegen::CompiledModule> {
       return build_through_disk(impl, key, report);

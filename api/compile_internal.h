@@ -11,7 +11,7 @@
 #include "ir/graph.h"
 #include "ir/loop/loop_ir.h"
 #include "kiln/compile.h"
-#include "passes/fuse_elementwise.h"
+#include "passes/fuse.h"
 #include "passes/lower/lower_graph.h"
 #include "runtime/executable.h"
 #include "runtime/kernel_cache.h"
@@ -28,6 +28,17 @@ struct CodegenReport {
   double total = 0;      // the whole codegen step (key to entries)
   codegen::CodegenTimes times;
 };
+
+// What one compile's autotuning did (api/autotune.h), counted over the
+// groups that hold a contraction with algorithm candidates.
+struct AutotuneReport {
+  int contractions = 0;      // such groups
+  int measured = 0;          // groups whose candidates were timed in this compile
+  int from_cache = 0;        // groups whose choice came from the tuning cache
+  int kept_heuristic = 0;    // groups left with the heuristic's choice (why: in the reason)
+  int candidates_timed = 0;  // candidate kernels compiled, run and timed
+  double seconds = 0;        // wall time spent tuning
+};
 }  // namespace compile_detail
 
 struct CompiledFunction::Impl {
@@ -43,6 +54,7 @@ struct CompiledFunction::Impl {
   codegen::CodegenOptions codegen_options;
   std::shared_ptr<codegen::CompiledModule> module;  // keeps the machine code alive
   compile_detail::CodegenReport codegen_report;
+  compile_detail::AutotuneReport autotune_report;  // all zero unless autotuning ran
   std::unique_ptr<runtime::Executable> exec;  // null for "interp"
 };
 
@@ -73,10 +85,27 @@ runtime::SizeExpr to_size_expr(const loop::Expr& e, const runtime::Executable& e
 KernelEntries compile_kernels(CompiledFunction::Impl& impl);
 
 // The cache key of a module (memory and disk): the kernels' canonical form,
-// the codegen options, Kiln's and LLVM's versions and the target CPU with its
-// features.
+// the codegen options, Kiln's and LLVM's versions, the target CPU with its
+// features, and the contraction algorithms the kernels were lowered with
+// (`algorithms`, e.g. "1:gemm.packed;"; empty when none), so a tuned and an
+// untuned compile never share an entry by accident.
 runtime::CacheKey module_key(const std::vector<loop::Kernel>& kernels,
-                             const codegen::CodegenOptions& options);
+                             const codegen::CodegenOptions& options,
+                             const std::string& algorithms = {});
+// The algorithms of `groups` as module_key takes them.
+std::string algorithms_text(const std::vector<passes::KernelGroup>& groups);
+
+// The host CPU as LLVM names it ("znver5"), or "generic" without LLVM.
+const std::string& host_cpu_name();
+
+// Everything compile() does for `g`, uncached, except that every contraction
+// runs candidate `algorithm` (LowerOptions::algorithm) instead of the
+// heuristic's or the tuner's choice; the autotuner compiles its candidates
+// this way. kiln::Error when the candidate does not apply.
+std::shared_ptr<CompiledFunction::Impl> build_with_algorithm(const ir::Graph& g,
+                                                             const CompileOptions& options,
+                                                             const std::string& backend,
+                                                             const std::string& algorithm);
 // The kernels as bytes, equal exactly when the kernels are structurally equal
 // (names, types, float bit patterns, buffer identities); what the key hashes.
 std::string canonical_kernels(const std::vector<loop::Kernel>& kernels);

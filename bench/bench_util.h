@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <ctime>
 #include <functional>
@@ -53,6 +54,80 @@ inline Samples time_reps(int warmup, int reps, const std::function<void()>& fn) 
   }
   return s;
 }
+
+// How long a row may spend on timed calls: repetitions stop once `seconds`
+// of samples are in and at least `min_reps` were taken, and never go past
+// `max_reps`. Contraction and model rows use it, because Kiln's naive
+// GEMM/conv loops take seconds per call where a tuned library takes
+// milliseconds, and the bench must stay bounded either way. The cap is high
+// so that fast calls still spread over a good part of the budget: on a shared
+// machine a few hundred calls in a row can all land in one busy spell.
+struct Budget {
+  double seconds = 3.0;
+  int min_reps = 2;
+  int max_reps = 200;
+};
+
+// A call this slow is its own warm-up: the first (checked) call of a row is
+// timed and kept as its first sample, since the page faults and cache misses
+// a warm-up would absorb are far below 1% of it.
+constexpr double kSelfWarmingCallS = 1.0;
+
+// Times fn under `budget`. `first_call_s` is how long the row's first,
+// checking call took (already done, untimed): below kSelfWarmingCallS two
+// untimed warm-ups follow; at or above it that call is the first sample.
+inline Samples time_budget(const Budget& budget, double first_call_s,
+                           const std::function<void()>& fn) {
+  Samples s;
+  double total = 0;
+  if (first_call_s >= kSelfWarmingCallS) {
+    s.seconds.push_back(first_call_s);
+    total = first_call_s;
+  } else {
+    for (int i = 0; i < 2; ++i) fn();
+  }
+  while (int(s.seconds.size()) < budget.max_reps &&
+         (int(s.seconds.size()) < budget.min_reps || total < budget.seconds)) {
+    int64_t t0 = monotonic_ns();
+    fn();
+    double dt = static_cast<double>(monotonic_ns() - t0) * 1e-9;
+    s.seconds.push_back(dt);
+    total += dt;
+  }
+  return s;
+}
+
+// The check of the contraction and model rows: an element passes when
+// |got - want| <= 1e-4 (|want| + rms), rms being the root mean square of the
+// reference over the checked sample. A sum of K products rounded in f32 is
+// off by ~2^-24 sqrt(K) times its terms' scale, which the rms tracks; a
+// bound relative to |want| alone would fail every output that cancels to
+// near zero, while a wrong index or a dropped term is off by ~rms and fails.
+class SampleCheck {
+ public:
+  void add(double got, double want) {
+    got_.push_back(got);
+    want_.push_back(want);
+  }
+  // Worst |got - want| as a fraction of the tolerance (<= 1 passes); NaN or
+  // an empty sample fails.
+  double max_err() const {
+    if (want_.empty()) return 1e30;
+    double sq = 0;
+    for (double w : want_) sq += w * w;
+    const double rms = std::sqrt(sq / double(want_.size()));
+    double worst = 0;
+    for (size_t i = 0; i < want_.size(); ++i) {
+      double e = std::abs(got_[i] - want_[i]) / (1e-4 * (std::abs(want_[i]) + rms) + 1e-30);
+      if (!(e <= worst)) worst = std::isnan(e) ? 1e30 : e;
+    }
+    return worst;
+  }
+  size_t size() const { return want_.size(); }
+
+ private:
+  std::vector<double> got_, want_;
+};
 
 // Like time_reps, alternating with `companion` (timed into *companion_out):
 // the bandwidth rows alternate with triad passes so both see the same
@@ -140,6 +215,10 @@ struct Plan {
   int norm_reps = 15;     // softmax, layer norm
   int spawn_reps = 10;    // fresh-process first compiles
   int compile_reps = 30;  // cold / disk / memory compiles
+  Budget budget;          // contraction and model rows, each side
+  // FMA peak, each thread count and pass: ~0.5 ms calls, up to 1000 of them
+  // or 1 s (a busy machine makes the 2-thread calls slow, not the best one).
+  Budget fma_budget{1.0, 50, 1000};
 };
 
 }  // namespace kiln::bench

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "bench/bench_util.h"
 #include "kiln/kiln.h"
@@ -20,7 +21,16 @@ struct RowResult {
   bool ok = false;       // max_err <= 1
   int kernels = 0;       // kernels in the compiled function
   double compile_s = 0;  // the one compile this row did
+  double flops = 0;      // counted flops per call (contraction and model rows)
+  double input_sum = 0;  // sum |x| over the inputs (bench_data.h; new rows only)
 };
+
+// The Kiln side of a contraction or model row: one timed first call whose
+// output `check` judges (worst error, <= 1 passes), then calls timed under
+// `budget` (see time_budget). compile_s and kernels are left to the caller.
+RowResult run_budgeted(const kiln::CompiledFunction& cf, const std::vector<kiln::Tensor>& inputs,
+                       const Budget& budget,
+                       const std::function<double(const kiln::Tensor&)>& check);
 
 // y = x * 1.5 + 0.25 over n f32: 8 bytes per element.
 kiln::Function stream_function(int64_t n);

@@ -1,7 +1,10 @@
 #!/usr/bin/python3
-# Kiln's peers for bench/: Halide (Debian's python3-halide, JIT), PyTorch eager
-# and NumPy, measured on the same problems as kiln_bench. Prints one JSON
-# object; scripts/bench merges it with kiln_bench's into the table.
+# Kiln's peers for bench/: Halide (Debian's python3-halide, JIT), PyTorch and
+# NumPy, measured on the same problems as kiln_bench. Prints one JSON object;
+# scripts/bench merges it with kiln_bench's into the table. This file holds the
+# bandwidth and compile rows' peers; peers_contraction.py has SGEMM (NumPy) and
+# conv2d (PyTorch), peers_models.py the MLP and the examples (PyTorch), and
+# peers_common.py what they share.
 #
 #   /usr/bin/python3 bench/peers.py [--quick | --smoke] [--threads N] [--json FILE]
 #   /usr/bin/python3 bench/peers.py --halide-first-compile   (internal)
@@ -18,6 +21,8 @@ import subprocess
 import sys
 import time
 
+from peers_common import Budget, guarded, max_err, stats, time_reps
+
 T_START_NS = time.monotonic_ns()  # first thing: the fresh-process Halide row starts here
 
 THREADS = 2
@@ -29,39 +34,6 @@ os.environ.setdefault("HL_NUM_THREADS", str(THREADS))
 
 # The chain: y = sigmoid(x * A + B) * tanh(x) + 0.5 * x, as in bench/kiln_rows.cpp.
 A, B = 0.75, -0.5
-
-
-def stats(samples):
-    s = sorted(samples)
-    n = len(s)
-    med = s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
-    return {"min_s": s[0], "median_s": med, "reps": n, "all_s": samples}
-
-
-def time_reps(fn, warmup, reps):
-    for _ in range(warmup):
-        fn()
-    out = []
-    for _ in range(reps):
-        t0 = time.perf_counter_ns()
-        fn()
-        out.append((time.perf_counter_ns() - t0) * 1e-9)
-    return stats(out)
-
-
-def guarded(fn):
-    try:
-        return fn()
-    except Exception as e:  # a missing or broken peer is reported, not fatal
-        return {"error": f"{type(e).__name__}: {e}"}
-
-
-def max_err(got, want):
-    """Worst error as a fraction of the tolerance 1e-5 + 1e-4 |want| (as kiln_bench)."""
-    import numpy as np
-    got = np.asarray(got, dtype=np.float64)
-    want = np.asarray(want, dtype=np.float64)
-    return float(np.max(np.abs(got - want) / (1e-5 + 1e-4 * np.abs(want))))
 
 
 def chain_reference(x):
@@ -230,9 +202,20 @@ def numpy_chain(n, reps):
             "ok": err <= 1.0, "threads": 1}
 
 
+def contraction_peers():
+    import peers_contraction  # imports NumPy and PyTorch: inside guarded()
+    return peers_contraction
+
+
+def model_peers():
+    import peers_models  # imports PyTorch: inside guarded()
+    return peers_models
+
+
 def debian_versions():
     """The Debian package versions of the peers (torch.__version__ says 1.13.0a0 there)."""
-    names = ["python3-halide", "python3-torch", "python3-numpy"]
+    names = ["python3-halide", "python3-torch", "python3-numpy", "libopenblas0-pthread",
+             "libdnnl2"]
     try:
         text = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}\\n"] + names,
                               capture_output=True, text=True).stdout
@@ -264,6 +247,16 @@ def main():
     out["torch"] = guarded(lambda: torch_rows(chain_n, rows, cols, reps, norm_reps))
     print("peers.py: numpy...", file=sys.stderr)
     out["numpy"] = guarded(lambda: numpy_chain(chain_n, reps))
+    budget = Budget(0.0, 2, 2) if smoke else Budget(1.0, 2, 20) if quick else Budget(3.0, 2, 200)
+    print("peers.py: numpy sgemm...", file=sys.stderr)
+    out["sgemm"] = guarded(lambda: contraction_peers().sgemm_rows(
+        [32, 64] if smoke else [256, 512, 1024, 2048], budget))
+    print("peers.py: torch conv2d...", file=sys.stderr)
+    out["conv"] = guarded(lambda: contraction_peers().conv_rows(smoke, THREADS, budget))
+    print("peers.py: torch models...", file=sys.stderr)
+    models = guarded(lambda: model_peers().model_rows(smoke, THREADS, budget))
+    out["mlp"] = models.get("mlp", models)
+    out["examples"] = models.get("examples", models)
     text = json.dumps(out) + "\n"
     if "--json" in args:
         with open(args[args.index("--json") + 1], "w") as fh:

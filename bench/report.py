@@ -2,7 +2,8 @@
 # Merges kiln_bench's and peers.py's JSON into one Markdown table, prints it,
 # and (with --readme) rewrites the marked results section of bench/README.md.
 #
-#   bench/report.py --kiln kiln.json --peers peers.json [--readme bench/README.md] [--title T]
+#   bench/report.py --kiln kiln.json --peers peers.json [--fma fma.json]
+#                   [--readme bench/README.md] [--title T]
 #
 # Every ratio and percentage uses the minimum of N (best of N, as STREAM
 # reports); medians are shown next to minima. A target is "met" only when both
@@ -14,6 +15,9 @@ import os
 import platform
 import re
 import subprocess
+
+import report_rows
+from report_common import gbs, kernels, ms, one, pow2, t, verdict
 
 BEGIN = "<!-- bench:results:begin (written by scripts/bench; edits here are overwritten) -->"
 END = "<!-- bench:results:end -->"
@@ -54,66 +58,22 @@ def git_rev(root):
         return "?"
 
 
-def t(d, key="time"):
-    """(min, median, N) seconds of a samples object, or None when absent or failed."""
-    if not isinstance(d, dict) or "error" in d or key not in d:
-        return None
-    s = d[key]
-    return (s["min_s"], s["median_s"], int(s["reps"]))
-
-
-def ms(x):
-    if x is None:
-        return "n/a"
-    a, b, n = x
-    if a < 1e-3:
-        return f"{a * 1e6:.1f} / {b * 1e6:.1f} us (N={n})"
-    return f"{a * 1e3:.2f} / {b * 1e3:.2f} ms (N={n})"
-
-
-def one(x, which=0):
-    """One of (min, median, N) seconds (0: min, 1: median), alone."""
-    if x is None:
-        return "n/a"
-    v = x[which]
-    return f"{v * 1e6:.1f} us" if v < 1e-3 else f"{v * 1e3:.2f} ms"
-
-
-def gbs(x, nbytes):
-    if x is None:
-        return "n/a"
-    return f"{nbytes / x[0] / 1e9:.1f} / {nbytes / x[1] / 1e9:.1f} GB/s (N={x[2]})"
-
-
-def pow2(n):
-    n = int(n)
-    return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 else str(n)
-
-
-def kernels(row):
-    n = int(row.get("kernels", 0))
-    return f"{n} kernel" + ("" if n == 1 else "s")
-
-
-def verdict(value, target, higher_is_better=True):
-    if value is None:
-        return "not measured"
-    ok = value >= target if higher_is_better else value <= target
-    return "yes" if ok else "**no**"
-
-
 def build_table(k, p):
-    """Rows of (short name, row, kiln, peer, result, target, met)."""
+    """Rows of (short name, row, kiln, peer, result, target, met), and the
+    report_rows.Rows that judged the contraction and model rows."""
     rows = []
 
     def add(short, *cells):
         rows.append((short,) + cells)
+
+    new_rows = report_rows.Rows(k, p, add)
 
     triad = t(k.get("triad"))
     triad_bw = k["triad"]["bytes"] / triad[0] if triad else None
     add("triad", f"STREAM triad `a[i] = b[i] + s*c[i]`, f32, 3 x {pow2(k['triad']['n'])} elements "
         f"(3 x 4 B/element), {k['threads']} threads", gbs(triad, k["triad"]["bytes"]), "—",
         f"{triad_bw / 1e9:.1f} GB/s (best)" if triad_bw else "n/a", "reference", "")
+    report_rows.fma_rows(new_rows)
 
     def pct_triad(row):
         x = t(row)
@@ -166,6 +126,10 @@ def build_table(k, p):
             gbs(kt, r["bytes"]), "—", "n/a" if pct is None else f"{pct:.0f}% of triad",
             ">= 60% of triad", verdict(pct, 60))
 
+    for group in (report_rows.sgemm_rows, report_rows.conv_rows, report_rows.mlp_rows,
+                  report_rows.example_rows, report_rows.peak_notes):
+        group(new_rows)
+
     fc = k.get("first_compile", {})
     hfc = p.get("halide_first_compile", {})
     kin = t(fc, "in_process")
@@ -189,22 +153,38 @@ def build_table(k, p):
         add(label.split(":")[0] + " " + key, label, ms(x) + note, "—",
             one(x, 1) + (" (median)" if x else ""), tgt,
             verdict(x and x[1] * 1e3, target_ms, False))
-    return rows
+    return rows, new_rows
 
 
-def render(k, p, root, title):
+def load_line(load_start):
+    """How busy the machine was: a shared machine's neighbours show up here first."""
+    end = " / ".join(f"{v:.1f}" for v in os.getloadavg())
+    start = " / ".join(f"{float(v):.1f}" for v in load_start.split()) if load_start else "?"
+    return (f"Load average (1 / 5 / 15 min): {start} when the run began, {end} when it ended; "
+            f"the bench itself adds up to {os.cpu_count()}, anything beyond that is other work "
+            "sharing the cores, and the times are that much noisier.")
+
+
+def render(k, p, root, title, load_start=None):
     desc, kernel = machine()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     torch = p.get("torch") or {}
+    blas = (p.get("sgemm") or {}).get("blas") or {}
+    conv = p.get("conv") or {}
     lines = [
         f"{title}, {now}, Kiln {git_rev(root)}.",
         "",
         f"Machine: {desc}; Linux {kernel}.",
         "",
+        load_line(load_start),
+        "",
         f"Threads: Kiln pool {k.get('kiln_pool_threads')}, triad {k.get('threads')}, "
         f"PyTorch {torch.get('threads', '?')} (capability {torch.get('config_capability', '?')}"
         f", ATEN_CPU_CAPABILITY {torch.get('capability', 'default')}), Halide "
-        f"HL_NUM_THREADS={(p.get('halide') or {}).get('threads', '?')}, NumPy 1.",
+        f"HL_NUM_THREADS={(p.get('halide') or {}).get('threads', '?')}, NumPy 1 "
+        f"(its matmul: OpenBLAS {blas.get('threads', '?')}), oneDNN OpenMP "
+        f"{(k.get('sgemm') or {}).get('dnnl_threads', '?')}; PyTorch mkldnn "
+        f"{'available' if conv.get('mkldnn_available') else 'not available'}.",
         "",
         "Peers (Debian packages): " + ", ".join(f"{name} {ver}" for name, ver in
                                                 (p.get("packages") or {}).items()) +
@@ -217,7 +197,7 @@ def render(k, p, root, title):
         "| row | Kiln or machine (best / median) | peer (best / median) | result | target | met |",
         "|---|---|---|---|---|---|",
     ]
-    table = build_table(k, p)
+    table, new_rows = build_table(k, p)
     for r in table:
         lines.append("| " + " | ".join(r[1:]) + " |")
     judged = [r for r in table if r[6]]
@@ -242,8 +222,14 @@ def render(k, p, root, title):
                      f"{k['softmax']['rows']}x{k['softmax']['cols']} f32 tensor "
                      f"(`torch.empty(...).zero_()`) alone takes {ms(alloc)} on this machine, "
                      "and that cost is inside the PyTorch times above.")
+    wrong += new_rows.wrong
+    lines += new_rows.notes
+    if new_rows.failed:
+        lines.append("**FAILED** (Kiln raised; not measured): " + "; ".join(new_rows.failed) + ".")
     verdict_text = (f"**WRONG: {', '.join(wrong)}**." if wrong else
-                    "all within 1e-5 + 1e-4 |reference|.")
+                    "all within 1e-5 + 1e-4 |reference| (bandwidth rows) and 1e-4 (|reference| "
+                    "+ rms of the checked reference) (contraction and model rows); both sides of "
+                    "each contraction and model row computed on the same inputs.")
     lines.append("Results checked against a double-precision reference: " + verdict_text)
     return "\n".join(lines) + "\n"
 
@@ -252,6 +238,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--peers", required=True)
+    ap.add_argument("--fma", help="kiln_bench --only fma JSON to merge into the FMA peak")
+    ap.add_argument("--load-start", help="/proc/loadavg's first three fields when the run began")
     ap.add_argument("--readme")
     ap.add_argument("--title", default="Full run (`scripts/bench`)")
     a = ap.parse_args()
@@ -259,8 +247,14 @@ def main():
         k = json.load(fh)
     with open(a.peers) as fh:
         p = json.load(fh)
+    extra = []
+    if a.fma and os.path.exists(a.fma) and os.path.getsize(a.fma):
+        with open(a.fma) as fh:
+            f = json.load(fh)
+        extra = [f.get("fma"), f.get("fma_end")]
+    report_rows.merge_fma(k, [k.get("fma_end")] + extra)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    text = render(k, p, root, a.title)
+    text = render(k, p, root, a.title, a.load_start)
     print(text)
     if a.readme:
         with open(a.readme) as fh:

@@ -21,6 +21,7 @@ struct AlgorithmCandidate {
   double score = 0;      // the heuristic's preference (higher wins)
   double seconds = -1;   // measured time when autotuned (< 0: not measured)
   bool rejected = false;  // autotuning: its output differed from the reference
+  std::string tuning_note;  // autotuning: why rejected ("max |error| ..."), or "not timed (...)"
 };
 
 struct AlgorithmChoice {

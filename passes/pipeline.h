@@ -1,5 +1,5 @@
 // The graph pipeline: the graph-to-graph passes that run before kernel
-// grouping (fuse_elementwise), as one list read top to bottom in pipeline.cpp.
+// grouping (passes/fuse), as one list read top to bottom in pipeline.cpp.
 //
 //   infer-types -> canonicalize -> constant-fold -> fold-batch-norm -> simplify -> cse -> dce
 //

@@ -168,6 +168,8 @@ uint64_t checksum64(std::string_view bytes) {
 
 struct DiskCache::Impl {
   std::optional<std::string> fixed;  // the directory when not following the environment
+  std::string subdirectory;          // of the environment's directory ("": itself)
+  std::string what = "kernel cache";
   std::atomic<uint64_t> hits{0}, misses{0}, corrupt{0}, writes{0}, write_failures{0}, evicted{0};
   std::mutex mu;
   std::set<std::string> unusable;  // directories reported and skipped since
@@ -179,9 +181,9 @@ struct DiskCache::Impl {
     std::lock_guard<std::mutex> lock(mu);
     if (!unusable.insert(dir).second) return;
     std::fprintf(stderr,
-                 "kiln: warning: cannot write the kernel cache in %s (%s); continuing without "
+                 "kiln: warning: cannot write the %s in %s (%s); continuing without "
                  "the disk cache\n",
-                 dir.c_str(), why.c_str());
+                 what.c_str(), dir.c_str(), why.c_str());
   }
   bool is_unusable(const std::string& dir) {
     std::lock_guard<std::mutex> lock(mu);
@@ -196,8 +198,13 @@ DiskCache& DiskCache::global() {
 }
 
 DiskCache::DiskCache() : impl_(std::make_unique<Impl>()) {}
-DiskCache::DiskCache(std::string directory) : impl_(std::make_unique<Impl>()) {
+DiskCache::DiskCache(std::string directory, std::string what) : impl_(std::make_unique<Impl>()) {
   impl_->fixed = std::move(directory);
+  impl_->what = std::move(what);
+}
+DiskCache::DiskCache(Subdirectory sub) : impl_(std::make_unique<Impl>()) {
+  impl_->subdirectory = std::move(sub.name);
+  impl_->what = std::move(sub.what);
 }
 DiskCache::~DiskCache() = default;
 
@@ -215,7 +222,10 @@ std::string DiskCache::directory_from_environment() {
 }
 
 std::string DiskCache::directory() const {
-  return impl_->fixed ? *impl_->fixed : directory_from_environment();
+  if (impl_->fixed) return *impl_->fixed;
+  std::string dir = directory_from_environment();
+  if (dir.empty() || impl_->subdirectory.empty()) return dir;
+  return dir + "/" + impl_->subdirectory;
 }
 
 std::string DiskCache::entry_path(const CacheKey& key) const {

@@ -58,8 +58,17 @@ class DiskCache {
 
   // A cache that follows the environment (KILN_CACHE, KILN_CACHE_DIR, ...).
   DiskCache();
-  // A cache at `directory` regardless of the environment ("" disables it).
-  explicit DiskCache(std::string directory);
+  // A cache at `directory` regardless of the environment ("" disables it);
+  // `what` names it in warnings.
+  explicit DiskCache(std::string directory, std::string what = "kernel cache");
+  // A cache that follows the environment like DiskCache() but keeps its
+  // entries in a subdirectory of that directory (other stores built on this
+  // one, e.g. the tuning cache, so the kernel cache's trim never sees them).
+  struct Subdirectory {
+    std::string name;  // "tuning"
+    std::string what;  // "tuning cache", in warnings
+  };
+  explicit DiskCache(Subdirectory sub);
   ~DiskCache();
   DiskCache(const DiskCache&) = delete;
   DiskCache& operator=(const DiskCache&) = delete;

@@ -439,9 +439,22 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs,
   std::vector<void*> ptrs;
   std::vector<Tensor> args;
   std::vector<int64_t> scalars;
+  std::vector<bool> is_output(slots_.size(), false);
+  for (int o : outputs_) {
+    if (o >= 0) is_output[size_t(o)] = true;
+  }
+  int64_t live_intermediates = 0;
+  auto intermediate_bytes = [&](int s) -> int64_t {
+    const Tensor& t = slot_values[size_t(s)];
+    return is_output[size_t(s)] || !t.defined() ? 0 : t.numel() * int64_t(dtype_size(t.dtype()));
+  };
   for (size_t k = 0; k < launches_.size(); ++k) {
     const Launch& l = launches_[k];
-    for (int s : defs_at_[k]) slot_values[size_t(s)] = allocate(slots_[size_t(s)]);
+    for (int s : defs_at_[k]) {
+      slot_values[size_t(s)] = allocate(slots_[size_t(s)]);
+      live_intermediates += intermediate_bytes(s);
+    }
+    local.peak_intermediate_bytes = std::max(local.peak_intermediate_bytes, live_intermediates);
     bool all_empty = true, any_written = false;
     args.clear();
     ptrs.clear();
@@ -487,6 +500,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs,
     }
     args.clear();  // drop this launch's references so dead buffers are free to reuse
     for (int s : frees_at_[k]) {
+      live_intermediates -= intermediate_bytes(s);
       Tensor& t = slot_values[size_t(s)];
       if (t.storage() && t.storage().use_count() == 1) free_list.push_back(t.storage());
       t = Tensor();

@@ -107,6 +107,9 @@ struct ExecutableStats {
   // Bytes of the buffers this call allocated (outputs and intermediates after
   // liveness-based reuse): the peak memory the plan needs beyond the inputs.
   int64_t allocated_bytes = 0;
+  // The most bytes of intermediates (planned buffers that are not outputs)
+  // alive at once, during any launch.
+  int64_t peak_intermediate_bytes = 0;
 };
 
 class Executable {

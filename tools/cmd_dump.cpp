@@ -20,7 +20,8 @@ struct DumpContext {
   const std::string& fn;
   const std::vector<InputArg>& inputs;
   uint64_t seed;
-  const OptimizeOptions& opt;  // the graph pipeline's printing and timing
+  const OptimizeOptions& opt;     // the graph pipeline's printing and timing
+  const CompileOptions& compile;  // --autotune
 };
 
 // The bound function after the graph pipeline; what the pipeline prints goes
@@ -58,8 +59,17 @@ std::string dump_graph_opt(const DumpContext& c) {
 // then prints the stage.
 std::function<std::string(const DumpContext&)> compiled_stage(std::string name) {
   return [name](const DumpContext& c) {
-    CompileOptions o;
+    CompileOptions o = c.compile;
     o.optimize = false;  // optimized() ran the pipeline (and its printing flags)
+    if (o.autotune) {
+      // Tuning needs sizes: those of the --input tensors, when every input is given.
+      try {
+        o.example_shapes = shapes_of(
+            bind_program(c.program, c.fn, c.inputs, c.seed, /*make_tensors=*/true).tensors);
+      } catch (const Error&) {
+        o.example_shapes.clear();  // symbolic dims stay untuned; explain says so
+      }
+    }
     return compile(optimized(c), o).dump(name);
   };
 }
@@ -107,6 +117,7 @@ std::string help_text() {
        "  --stage STAGE        the stage to print (required)\n"
        "  --fn NAME            the script def (default: the last); --entry is an alias\n"
        "  --input NAME=SPEC    as for 'kiln run'\n";
+  s += autotune_flags_help();
   s += pipeline_flags_help("(on stdout, before the stage; stages graph-opt and later)");
   s += "  -h, --help           show this help\n";
   return s;
@@ -120,6 +131,7 @@ int cmd_dump(const Args& args) {
   std::string fn;
   std::vector<InputArg> inputs;
   OptimizeOptions opt;
+  CompileOptions compile_options;
   while (!r.done()) {
     if (r.help()) {
       std::fputs(help_text().c_str(), stdout);
@@ -132,6 +144,7 @@ int cmd_dump(const Args& args) {
     } else if (auto v = r.value({"input"})) {
       inputs.push_back(split_input(*v));
     } else if (read_pipeline_flag(r, &opt)) {
+    } else if (read_autotune_flag(r, &compile_options)) {
     } else if (auto p = r.positional(); p && !file) {
       file = p;
     } else {
@@ -150,7 +163,7 @@ int cmd_dump(const Args& args) {
                   "dump: --print-after-all, --print-after and --time-passes need a stage the "
                   "graph pipeline runs for (graph-opt or later), not '"
                       << chosen->name << "'");
-  std::string text = chosen->dump(DumpContext{program, fn, inputs, 0, opt});
+  std::string text = chosen->dump(DumpContext{program, fn, inputs, 0, opt, compile_options});
   std::fputs(text.c_str(), stdout);
   if (!text.empty() && text.back() != '\n') std::fputc('\n', stdout);
   return 0;

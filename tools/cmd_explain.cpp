@@ -12,12 +12,15 @@ namespace kiln::cli {
 
 namespace {
 constexpr const char* kHelp =
-    "usage: kiln explain FILE [--fn NAME] [--input NAME=SPEC ...] [--no-fuse]\n"
+    "usage: kiln explain FILE [--fn NAME] [--input NAME=SPEC ...] [--no-fuse] [--autotune]\n"
     "\n"
     "Compiles a .kir graph or a script def (specialized for the inputs, like\n"
     "'kiln run') and explains its kernels: the first line is 'kernels: N', then\n"
     "for each kernel its name and category, the ops in it with their source\n"
     "location, and why the kernel boundary exists (what fused, or why not).\n"
+    "A kernel with a contraction (matmul, conv2d, ...) also lists its algorithm\n"
+    "and why, and every candidate: whether it applies, the heuristic's score and,\n"
+    "with --autotune, its measured time or why it was rejected.\n"
     "The last line gives the memory of outputs and intermediates after buffer\n"
     "reuse, measured by one call on the given inputs.\n"
     "\n"
@@ -25,8 +28,8 @@ constexpr const char* kHelp =
     "  --fn NAME            the script def (default: the last one)\n"
     "  --input NAME=SPEC    an argument, as for 'kiln run'\n"
     "  --no-fuse            one kernel per op (the unfused baseline)\n"
-    "  --seed S             seed for generated inputs (default 0)\n"
-    "  -h, --help           show this help\n";
+    "  --seed S             seed for generated inputs (default 0)\n";
+constexpr const char* kHelpTail = "  -h, --help           show this help\n";
 }  // namespace
 
 int cmd_explain(const Args& args) {
@@ -39,6 +42,8 @@ int cmd_explain(const Args& args) {
   while (!r.done()) {
     if (r.help()) {
       std::fputs(kHelp, stdout);
+      std::fputs(autotune_flags_help().c_str(), stdout);
+      std::fputs(kHelpTail, stdout);
       return 0;
     }
     if (auto v = r.value({"fn", "entry"})) {
@@ -47,6 +52,7 @@ int cmd_explain(const Args& args) {
       inputs.push_back(split_input(*v));
     } else if (r.flag("no-fuse")) {
       options.fuse = false;
+    } else if (read_autotune_flag(r, &options)) {
     } else if (auto v = r.value({"seed"})) {
       int64_t s = std::get<int64_t>(parse_value("--seed", *v, ParamKind::Int).storage());
       KILN_USER_CHECK(s >= 0, "explain: --seed must be >= 0, got " << s);
@@ -60,13 +66,15 @@ int cmd_explain(const Args& args) {
   KILN_USER_CHECK(file, "explain: missing FILE (see 'kiln explain --help')");
   Program program = load_program(*file);
   Bound bound = bind_program(program, fn, inputs, seed, /*make_tensors=*/true);
+  options.example_shapes = shapes_of(bound.tensors);
   CompiledFunction compiled = compile(bound.fn, options);
   std::fputs(compiled.explain().c_str(), stdout);
   CallStats stats;
   compiled.run(bound.tensors, &stats);
   std::printf(
-      "memory: %lld bytes in %lld buffers (outputs and intermediates after reuse; "
-      "%lld buffers reused)\n",
+      "memory: peak intermediates %lld bytes; %lld bytes in %lld buffers (outputs and "
+      "intermediates after reuse; %lld buffers reused)\n",
+      static_cast<long long>(stats.peak_intermediate_bytes),
       static_cast<long long>(stats.allocated_bytes),
       static_cast<long long>(stats.allocated_buffers),
       static_cast<long long>(stats.reused_buffers));

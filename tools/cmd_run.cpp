@@ -105,9 +105,11 @@ int cmd_run(const Args& args) {
   uint64_t seed = 0;
   int64_t bench = 0;
   OptimizeOptions opt;
+  CompileOptions options;
   while (!r.done()) {
     if (r.help()) {
       std::fputs(kHelp, stdout);
+      std::fputs(autotune_flags_help().c_str(), stdout);
       std::fputs(pipeline_flags_help("(on stderr)").c_str(), stdout);
       std::fputs(kHelpTail, stdout);
       return 0;
@@ -123,6 +125,7 @@ int cmd_run(const Args& args) {
     } else if (auto v = r.value({"device"})) {
       device = *v;
     } else if (read_pipeline_flag(r, &opt)) {
+    } else if (read_autotune_flag(r, &options)) {
     } else if (r.flag("check")) {
       check = true;
     } else if (auto v = r.value({"seed"})) {
@@ -153,8 +156,9 @@ int cmd_run(const Args& args) {
                   "run: " << output_paths.size() << " --output paths given, but @"
                           << bound.fn.name() << " returns " << num_outputs << " value(s)");
 
-  CompileOptions options;
   options.backend = backend;
+  // Tuning measures at the sizes given here (symbolic dims included).
+  options.example_shapes = shapes_of(bound.tensors);
   auto compile_start = std::chrono::steady_clock::now();
   // The driver runs the graph pipeline itself so its printing flags work;
   // compile() then skips it.

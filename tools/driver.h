@@ -57,6 +57,15 @@ bool any_pipeline_flag(const OptimizeOptions& o);
 // The help lines for those flags; `where` says where their output goes.
 std::string pipeline_flags_help(const std::string& where);
 
+// --- autotuning flags (run, explain, dump) -----------------------------------------------
+
+// Consumes --autotune or --autotune-budget S into `o`; false when the next
+// argument is neither.
+bool read_autotune_flag(ArgReader& r, CompileOptions* o);
+std::string autotune_flags_help();
+// The sizes of `tensors`, as CompileOptions::example_shapes takes them.
+std::vector<std::vector<int64_t>> shapes_of(const std::vector<Tensor>& tensors);
+
 // --- input specs ------------------------------------------------------------------------
 
 struct InputArg {

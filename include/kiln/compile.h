@@ -44,6 +44,24 @@ struct CompileOptions {
   bool disk_cache = true;
   bool fuse = true;        // fuse chains of elementwise/layout ops into one kernel
   bool optimize = true;    // run the graph pipeline (fold, simplify, CSE, DCE) first
+
+  // Measured autotuning of contraction algorithms (docs/autotune.md): for each
+  // matmul/bmm/linear/conv2d, every applicable candidate is compiled, run on
+  // seeded random inputs of the node's shapes, checked against the reference
+  // and timed; the fastest correct one replaces the heuristic's choice, and
+  // the choice is kept in the tuning cache ($KILN_CACHE_DIR/tuning) so later
+  // compiles reuse it without timing. KILN_AUTOTUNE=1 in the environment
+  // turns it on whatever this says.
+  bool autotune = false;
+  // Seconds of tuning per contraction node (compiles and runs); candidates
+  // left when it is spent are not timed (explain says which).
+  double autotune_budget_s = 1.0;
+  // The sizes of each graph input, in inputs() order (empty for a scalar):
+  // what symbolic dims (N) are bound to when tuning. Without them a node with
+  // symbolic dims keeps the heuristic's choice ("not tuned: symbolic dims").
+  // The compiled function still serves every size; the choice is the one
+  // measured at these sizes.
+  std::vector<std::vector<int64_t>> example_shapes;
 };
 
 // The backend names compile() accepts, and the default one.
@@ -63,6 +81,9 @@ struct CallStats {
   int64_t reused_buffers = 0;  // buffers that took the memory of a dead intermediate
   int64_t allocated_buffers = 0;
   int64_t allocated_bytes = 0;  // outputs + intermediates after buffer reuse
+  // The most bytes of intermediates (values kernels pass to later kernels)
+  // alive at once; what fusion saves shows here.
+  int64_t peak_intermediate_bytes = 0;
 };
 
 class CompiledFunction {

@@ -9,8 +9,10 @@
 #include <unordered_map>
 
 #include "ir/loop/simplify.h"
+#include "ir/loop/visitor.h"
 #include "passes/algorithms.h"
 #include "passes/lower/lower_internal.h"
+#include "passes/schedule/schedule.h"
 
 namespace kiln::passes {
 
@@ -79,10 +81,15 @@ Operand buffer_operand(LowerContext& ctx, int index, const ir::Type& type) {
 
 class GroupLowering {
  public:
-  GroupLowering(const ir::Graph& g, std::span<const ir::Node* const> nodes, const LowerOptions& o)
+  GroupLowering(const ir::Graph& g, std::span<const ir::Node* const> nodes,
+                std::span<const ir::Node* const> recomputed, const LowerOptions& o)
       : g_(g), nodes_(nodes.begin(), nodes.end()), ctx_(o), names_(g) {
     in_group_.insert(nodes.begin(), nodes.end());
+    recomputed_.insert(recomputed.begin(), recomputed.end());
+    in_group_.insert(recomputed.begin(), recomputed.end());
+    // Lowering order: graph order over both lists.
     for (const auto& n : g.nodes()) {
+      if (in_group_.count(n.get())) order_.push_back(n.get());
       for (const ir::Value* v : n->inputs()) users_[v].push_back(n.get());
     }
   }
@@ -91,6 +98,7 @@ class GroupLowering {
 
  private:
   bool escapes(const ir::Value* v) const {
+    if (v->producer() && recomputed_.count(v->producer())) return false;
     const auto& outs = g_.outputs();
     if (std::find(outs.begin(), outs.end(), v) != outs.end()) return true;
     auto it = users_.find(v);
@@ -99,6 +107,22 @@ class GroupLowering {
       if (!in_group_.count(u)) return true;
     }
     return false;
+  }
+
+  // In-group readers of v, each counted once, or twice when it is a root that
+  // passes over its operand several times.
+  int inline_uses(const ir::Value* v) const {
+    auto it = users_.find(v);
+    if (it == users_.end()) return 0;
+    int uses = 0;
+    const LoweringTable& table = lowering_table();
+    for (const ir::Node* u : it->second) {
+      if (!in_group_.count(u)) continue;
+      auto l = table.find(u->op());
+      bool root = l != table.end() && !l->second.pointwise;
+      uses += root && !l->second.reads_once ? 2 : 1;
+    }
+    return uses;
   }
 
   Operand constant_operand(const ir::Value* v, const ir::Node& producer) {
@@ -139,19 +163,202 @@ class GroupLowering {
     return o;
   }
 
+  // A buffer for group value v (Output when it escapes, else Intermediate).
+  OutBuf value_buffer(const ir::Value* v, int* index = nullptr) {
+    BufferRole role = escapes(v) ? BufferRole::Output : BufferRole::Intermediate;
+    int idx = ctx_.add_buffer(v, role, buffer_name(names_, v), v->type().dtype(),
+                              ctx_.dims(v->type().dims()), false);
+    if (index) *index = idx;
+    return OutBuf(ctx_.buffers()[size_t(idx)].buf, ctx_.buffers()[size_t(idx)].shape);
+  }
+
+  std::vector<const ir::Node*> epilogue_of(const ir::Node& root, const OpLowering& l) const;
+  void lower_pointwise(const ir::Node& n, const OpLowering& l, NodeLowering& nl);
+  void lower_root(const ir::Node& n, const RootFn& root, NodeLowering& nl,
+                  const std::vector<const ir::Node*>& epilogue);
   void lower_node(const ir::Node& n);
   RootFn algorithm_root(const ir::Node& n, const OpLowering& l) const;
   LoweredKernel finish(const std::string& name);
 
   const ir::Graph& g_;
-  std::vector<const ir::Node*> nodes_;
+  std::vector<const ir::Node*> nodes_;  // the group's own nodes (graph order)
+  std::vector<const ir::Node*> order_;  // own and recomputed nodes, graph order
   LowerContext ctx_;
   ir::ValueNames names_;
-  std::set<const ir::Node*> in_group_;
+  std::set<const ir::Node*> in_group_, recomputed_, done_;
   std::unordered_map<const ir::Value*, std::vector<const ir::Node*>> users_;
   std::unordered_map<const ir::Value*, Operand> values_;
   std::vector<Stmt> stmts_;
 };
+
+// Whether `e` is worth storing rather than recomputing at each use: it calls
+// an intrinsic (exp, tanh, ...) or is long.
+bool expensive(const Expr& e) {
+  struct Counter : IRVisitor {
+    using IRVisitor::visit_node;
+    int nodes = 0, calls = 0;
+    void visit_node(const Binary* op) override {
+      ++nodes;
+      IRVisitor::visit_node(op);
+    }
+    void visit_node(const Select* op) override {
+      ++nodes;
+      IRVisitor::visit_node(op);
+    }
+    void visit_node(const Load* op) override {
+      ++nodes;
+      IRVisitor::visit_node(op);
+    }
+    void visit_node(const Call* op) override {
+      ++calls;
+      IRVisitor::visit_node(op);
+    }
+  } c;
+  c.visit(e);
+  return c.calls > 0 || c.nodes > 48;
+}
+
+// The same-shape elementwise readers of root's single output that can be
+// applied as it stores each element: every in-group operand of each is the
+// root's value or the value of an earlier one (graph order, after the root).
+std::vector<const ir::Node*> GroupLowering::epilogue_of(const ir::Node& root,
+                                                        const OpLowering& l) const {
+  std::vector<const ir::Node*> out;
+  if (!l.stores_once || root.num_outputs() != 1 || !root.output()->type().is_tensor()) return out;
+  const ir::Value* v = root.output();
+  std::set<const ir::Value*> frontier{v};
+  const LoweringTable& table = lowering_table();
+  auto at = std::find(order_.begin(), order_.end(), &root);
+  for (auto it = at + 1; it != order_.end(); ++it) {
+    const ir::Node* m = *it;
+    if (recomputed_.count(m) || done_.count(m) || m->num_outputs() != 1) continue;
+    auto lm = table.find(m->op());
+    if (lm == table.end() || !lm->second.pointwise) continue;
+    if (m->def() && m->def()->category == ir::OpCategory::Layout) continue;
+    const ir::Value* w = m->output();
+    if (!w->type().is_tensor() || w->type().tensor_type().dims != v->type().tensor_type().dims) {
+      continue;
+    }
+    bool reads_frontier = false, ok = true;
+    for (const ir::Value* in : m->inputs()) {
+      const ir::Node* p = in->producer();
+      bool inside = p && p->op() != "constant" && in_group_.count(p);
+      if (!inside) continue;
+      if (frontier.count(in)) {
+        reads_frontier = true;
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok || !reads_frontier) continue;
+    out.push_back(m);
+    frontier.insert(w);
+  }
+  return out;
+}
+
+void GroupLowering::lower_pointwise(const ir::Node& n, const OpLowering& l, NodeLowering& nl) {
+  std::vector<Operand> outs = l.pointwise(nl);
+  KILN_INTERNAL_CHECK(outs.size() == n.num_outputs(),
+                      n.op() << ": lowering gave " << outs.size() << " outputs");
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const ir::Value* v = n.output(i);
+    values_[v] = outs[i];
+    bool escape = escapes(v);
+    bool store_once = false;
+    if (outs[i].is_tensor() && !recomputed_.count(&n)) {
+      int uses = inline_uses(v);
+      if (uses > 0 && (escape || uses > 1)) {
+        Index probe;
+        for (size_t d = 0; d < outs[i].dims.size(); ++d) probe.push_back(ctx_.loop_var("probe"));
+        store_once = expensive(outs[i].at(probe));
+      }
+    }
+    if (!escape && !store_once) continue;
+    KILN_USER_CHECK(outs[i].is_tensor(), "lower: " << n.op() << ": a scalar or none value "
+                                                   << names_(v) << " cannot be a kernel output");
+    int idx = 0;
+    OutBuf out = value_buffer(v, &idx);
+    Operand value = outs[i];
+    stmts_.push_back(store_all(ctx_, out, [&](const Index& ix) { return value.at(ix); }));
+    // Readers in the group load the stored value instead of recomputing it.
+    if (store_once) values_[v] = buffer_operand(ctx_, idx, v->type());
+  }
+}
+
+void GroupLowering::lower_root(const ir::Node& n, const RootFn& root, NodeLowering& nl,
+                               const std::vector<const ir::Node*>& epilogue) {
+  std::vector<OutBuf> outs;
+  std::vector<int> indices;
+  for (const ir::Value* v : n.outputs()) {
+    KILN_USER_CHECK(v->type().is_tensor(),
+                    "lower: " << n.op() << ": output " << names_(v) << " is not a tensor");
+  }
+  if (epilogue.empty()) {
+    for (const ir::Value* v : n.outputs()) {
+      int idx = 0;
+      outs.push_back(value_buffer(v, &idx));
+      indices.push_back(idx);
+    }
+    stmts_.push_back(root(nl, outs));
+    for (size_t i = 0; i < outs.size(); ++i) {
+      values_[n.output(i)] = buffer_operand(ctx_, indices[i], n.output(i)->type());
+    }
+    return;
+  }
+  // The root's value at an index is a placeholder while the epilogue nodes
+  // are lowered; each stored value is then that expression with the
+  // placeholder bound to the element the root computed.
+  const ir::Value* v = n.output();
+  const DType vt = v->type().dtype();
+  Expr ph = Var::make({vt, 1}, ctx_.fresh("epi"));
+  std::vector<Expr> dims = ctx_.dims(v->type().dims());
+  values_[v] = tensor_operand(vt, dims, [ph](const Index&) { return ph; }, v->type());
+  const LoweringTable& table = lowering_table();
+  for (const ir::Node* m : epilogue) {
+    NodeLowering ml{*m, {}, ctx_};
+    for (const ir::Value* in : m->inputs()) ml.inputs.push_back(operand_for(in));
+    std::vector<Operand> mo = table.at(m->op()).pointwise(ml);
+    KILN_INTERNAL_CHECK(mo.size() == 1 && mo[0].is_tensor(), m->op() << ": epilogue output");
+    values_[m->output()] = mo[0];
+    done_.insert(m);
+  }
+  std::set<const ir::Node*> fused(epilogue.begin(), epilogue.end());
+  fused.insert(&n);
+  // Which of the values are stored: those read outside the kernel, or inside
+  // it by nodes that are not part of this epilogue.
+  std::vector<const ir::Value*> chain{v};
+  for (const ir::Node* m : epilogue) chain.push_back(m->output());
+  struct Stored {
+    const ir::Value* value;
+    OutBuf buf;
+    int index;
+    Operand expr;
+  };
+  std::vector<Stored> stored;
+  for (const ir::Value* w : chain) {
+    bool needed = escapes(w);
+    for (const ir::Node* u : users_[w]) needed = needed || (in_group_.count(u) && !fused.count(u));
+    if (!needed) continue;
+    int idx = 0;
+    OutBuf ob = value_buffer(w, &idx);
+    stored.push_back({w, ob, idx, values_[w]});
+  }
+  // A root with nothing to store still computes (a dead value is an output).
+  if (stored.empty()) {
+    int idx = 0;
+    stored.push_back({chain.back(), value_buffer(chain.back(), &idx), idx, values_[chain.back()]});
+  }
+  OutBuf out(make_buf(buffer_name(names_, v) + "_root", vt), dims,
+             [ph, vt, stored](const Index& idx, const Expr& value) {
+               std::vector<Stmt> st;
+               for (const Stored& s : stored) st.push_back(store_at(s.buf, idx, s.expr.at(idx)));
+               return LetStmt::make(ph, cast_to(value, vt), Block::make(st));
+             });
+  stmts_.push_back(root(nl, {out}));
+  for (const ir::Value* w : chain) values_.erase(w);
+  for (const Stored& s : stored) values_[s.value] = buffer_operand(ctx_, s.index, s.value->type());
+}
 
 // The candidate LowerOptions::algorithm names, or the heuristic's pick.
 RootFn GroupLowering::algorithm_root(const ir::Node& n, const OpLowering& l) const {
@@ -194,46 +401,24 @@ void GroupLowering::lower_node(const ir::Node& n) {
 
   bool any_escape = false;
   for (const ir::Value* v : n.outputs()) any_escape = any_escape || escapes(v);
-
-  if (l.pointwise && !(any_escape && l.root)) {
-    std::vector<Operand> outs = l.pointwise(nl);
-    KILN_INTERNAL_CHECK(outs.size() == n.num_outputs(),
-                        n.op() << ": lowering gave " << outs.size() << " outputs");
-    for (size_t i = 0; i < outs.size(); ++i) {
-      const ir::Value* v = n.output(i);
-      values_[v] = outs[i];
-      if (!escapes(v)) continue;
-      KILN_USER_CHECK(outs[i].is_tensor(), "lower: " << n.op() << ": a scalar or none value "
-                                                     << names_(v) << " cannot be a kernel output");
-      int idx = ctx_.add_buffer(v, BufferRole::Output, buffer_name(names_, v), v->type().dtype(),
-                                ctx_.dims(v->type().dims()), false);
-      OutBuf out{ctx_.buffers()[size_t(idx)].buf, ctx_.buffers()[size_t(idx)].shape};
-      Operand value = outs[i];
-      stmts_.push_back(store_all(ctx_, out, [&](const Index& ix) { return value.at(ix); }));
-    }
-    return;
-  }
+  if (l.pointwise && !(any_escape && l.root)) return lower_pointwise(n, l, nl);
   RootFn root = l.root;
   if (!l.algorithms.empty()) root = algorithm_root(n, l);
   KILN_INTERNAL_CHECK(root, n.op() << ": no root lowering");
-  std::vector<OutBuf> outs;
-  std::vector<int> indices;
-  for (const ir::Value* v : n.outputs()) {
-    KILN_USER_CHECK(v->type().is_tensor(),
-                    "lower: " << n.op() << ": output " << names_(v) << " is not a tensor");
-    BufferRole role = escapes(v) ? BufferRole::Output : BufferRole::Intermediate;
-    int idx = ctx_.add_buffer(v, role, buffer_name(names_, v), v->type().dtype(),
-                              ctx_.dims(v->type().dims()), false);
-    indices.push_back(idx);
-    outs.push_back({ctx_.buffers()[size_t(idx)].buf, ctx_.buffers()[size_t(idx)].shape});
-  }
-  stmts_.push_back(root(nl, outs));
-  for (size_t i = 0; i < outs.size(); ++i) {
-    values_[n.output(i)] = buffer_operand(ctx_, indices[i], n.output(i)->type());
-  }
+  lower_root(n, root, nl, epilogue_of(n, l));
 }
 
 LoweredKernel GroupLowering::finish(const std::string& name) {
+  // The nests of a multi-node kernel run as one loop over the rows where they
+  // can, and intermediates only one loop touches shrink to one row of it.
+  Stmt body = fuse_loops(simplify(Block::make(stmts_)));
+  std::vector<Buf> intermediates, folded;
+  for (const BufferParam& b : ctx_.buffers()) {
+    if (b.role == BufferRole::Intermediate) intermediates.push_back(b.buf);
+  }
+  if (!intermediates.empty()) body = fold_storage(body, intermediates, &folded);
+  std::set<const BufferNode*> gone;
+  for (const Buf& b : folded) gone.insert(b.get());
   // Kernel::buffers lists inputs (and constants), then outputs, then scratch.
   std::vector<BufferParam>& bufs = ctx_.buffers();
   auto rank = [](BufferRole r) {
@@ -241,12 +426,14 @@ LoweredKernel GroupLowering::finish(const std::string& name) {
            : r == BufferRole::Output                           ? 1
                                                                : 2;
   };
-  std::vector<int> order(bufs.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = int(i);
+  std::vector<int> order;
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    if (!gone.count(bufs[i].buf.get())) order.push_back(int(i));
+  }
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     return rank(bufs[size_t(a)].role) < rank(bufs[size_t(b)].role);
   });
-  std::vector<int> new_index(bufs.size());
+  std::vector<int> new_index(bufs.size(), -1);
   LoweredKernel out;
   for (size_t i = 0; i < order.size(); ++i) {
     new_index[size_t(order[i])] = int(i);
@@ -269,13 +456,16 @@ LoweredKernel GroupLowering::finish(const std::string& name) {
   out.kernel.name = name;
   for (const BufferParam& b : out.plan.buffers) out.kernel.buffers.push_back(b.buf);
   for (const ScalarParam& s : out.plan.scalars) out.kernel.scalars.push_back(s.var);
-  out.kernel.body = simplify(Block::make(stmts_));
+  out.kernel.body = simplify(body);
   if (!out.kernel.body.defined()) out.kernel.body = Block::make({});
   return out;
 }
 
 LoweredKernel GroupLowering::run(const std::string& name) {
-  for (const ir::Node* n : nodes_) lower_node(*n);
+  for (const ir::Node* n : order_) {
+    if (!done_.count(n)) lower_node(*n);
+    done_.insert(n);
+  }
   return finish(name);
 }
 
@@ -283,9 +473,10 @@ LoweredKernel GroupLowering::run(const std::string& name) {
 }  // namespace lower
 
 LoweredKernel lower_group(const ir::Graph& g, std::span<const ir::Node* const> nodes,
-                          const std::string& name, const LowerOptions& options) {
+                          const std::string& name, const LowerOptions& options,
+                          std::span<const ir::Node* const> recomputed) {
   KILN_USER_CHECK(!nodes.empty(), "lower: kernel " << name << " has no nodes");
-  lower::GroupLowering gl(g, nodes, options);
+  lower::GroupLowering gl(g, nodes, recomputed, options);
   return gl.run(name);
 }
 
@@ -315,6 +506,11 @@ std::vector<loop::Kernel> lower_graph(const ir::Graph& g, const LowerOptions& op
 
 bool has_lowering(const std::string& name) {
   return name == "constant" || lower::lowering_table().count(name) > 0;
+}
+
+bool lowering_stores_once(const std::string& name) {
+  auto it = lower::lowering_table().find(name);
+  return it != lower::lowering_table().end() && it->second.stores_once;
 }
 
 bool has_pointwise_lowering(const std::string& name) {

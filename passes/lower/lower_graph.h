@@ -88,8 +88,20 @@ struct LoweredKernel {
 // group, returned by the graph, or unused becomes an Output buffer. Throws
 // kiln::Error naming the op when a node has no lowering or an operand it
 // cannot handle.
+//
+// Epilogues: when a root that stores each element once (OpLowering's
+// stores_once: matmul, conv2d, reductions, layer_norm) has a single output
+// whose in-group readers include elementwise nodes of the same shape reading
+// only it (and values outside the group), those nodes are applied to each
+// element as the root stores it; the root's own value is stored only when
+// something else needs it. `recomputed` nodes (layout ops another kernel
+// owns) are inlined as indexing and never stored. An expensive pointwise
+// value (one with a transcendental call) that would be inlined at several
+// places, or re-read by a multi-pass root, is stored once instead and read
+// back.
 LoweredKernel lower_group(const ir::Graph& g, std::span<const ir::Node* const> nodes,
-                          const std::string& name, const LowerOptions& options = {});
+                          const std::string& name, const LowerOptions& options = {},
+                          std::span<const ir::Node* const> recomputed = {});
 
 // Lowers every node of `g` except `constant` into its own kernel (constants
 // become immediates or Constant buffers of their users). `plans`, when given,
@@ -103,5 +115,8 @@ bool has_lowering(const std::string& name);
 // True when op `name` lowers to an index expression (elementwise and layout
 // ops): its value can be inlined into a consumer in the same kernel.
 bool has_pointwise_lowering(const std::string& name);
+
+// True when op `name`'s root lowering may take an epilogue (see lower_group).
+bool lowering_stores_once(const std::string& name);
 
 }  // namespace kiln::passes

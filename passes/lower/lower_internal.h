@@ -138,6 +138,10 @@ struct OpLowering {
   // its final value, and never reads its outputs back: elementwise consumers
   // of its (single) output may fuse in as an OutBuf epilogue.
   bool stores_once = false;
+  // The root reads each element of its operands once (sum, amax, ...; not
+  // softmax or layer_norm, which pass over a row several times): an expensive
+  // producer inlined into it is computed once.
+  bool reads_once = false;
   // Contraction ops: the candidates, in registration order. When non-empty,
   // lowering runs the one LowerOptions::algorithm names (the heuristic's when
   // empty) instead of `root`.

@@ -231,6 +231,10 @@ void register_reduction_lowerings(LoweringTable& t) {
                          "var", "std", "any", "all"}) {
     t[op].stores_once = true;
   }
+  for (const char* op : {"sum", "prod", "mean", "amax", "amin", "max", "min", "argmax", "argmin",
+                         "any", "all"}) {
+    t[op].reads_once = true;
+  }
 }
 
 }  // namespace kiln::passes::lower

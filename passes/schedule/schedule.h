@@ -110,6 +110,31 @@ loop::Stmt parallelize(const loop::Stmt& s, const std::string& loop_var);
 loop::Stmt specialize(const loop::Stmt& s,
                       const std::vector<std::pair<std::string, int64_t>>& values);
 
+// Runs adjacent loops over the same range as one loop (Halide's compute_at of
+// a whole nest), at the top level of block `s` and again inside each fused
+// body, when every buffer one loop writes and the other touches is accessed
+// row by row: at index i * S + base + h, the same S and base in both, with
+// 0 <= h < S over the loops inside (so iteration i of the second loop reads
+// only what iteration i of the first wrote):
+//   for (i0, 0, n) { m[i0] = max over x[i0 * 33 + r] }
+//   for (i1, 0, n) { for (i2, 0, 33) { y[i1 * 33 + i2] = x[i1 * 33 + i2] - m[i1] } }
+// becomes
+//   for (i0, 0, n) {
+//     m[i0] = max over x[i0 * 33 + r]
+//     for (i2, 0, 33) { y[i0 * 33 + i2] = x[i0 * 33 + i2] - m[i0] }
+//   }
+loop::Stmt fuse_loops(const loop::Stmt& s);
+
+// Storage folding: each buffer of `candidates` (a kernel's intermediates)
+// that only one top-level loop of `s` touches, always row by row with base 0
+// (see fuse_loops), becomes scratch of one row allocated inside that loop:
+//   for (i0, 0, n) { m[i0] = ...; y[...] = ... m[i0] ... }
+// becomes
+//   for (i0, 0, n) { allocate m_row[f32 * 1] in stack { m_row[0] = ...; ... m_row[0] ... } }
+// `folded` receives the buffers that no longer exist.
+loop::Stmt fold_storage(const loop::Stmt& s, const std::vector<loop::Buf>& candidates,
+                        std::vector<loop::Buf>* folded);
+
 struct ScheduleTarget {
   int vector_width = 8;  // lanes (8 f32 lanes on AVX2)
   int accumulators = 4;  // independent vector partial results per reduction loop

@@ -1,0 +1,36 @@
+// The model rows: the MLP of issue 6 (examples/mlp.kiln at 256x1024 ->
+// 4096 -> 1024) and the whole examples of issue 5 (mlp.kiln at its comment's
+// sizes, transformer.kiln, conv_block.kiln), each lowered from its script
+// with kiln::Script and compiled twice: without fusion (kernel count only)
+// and with it (checked and timed). PyTorch's side is bench/peers_models.py.
+//
+// Inputs come from bench_data.h's formula with per-tensor seeds and scales
+// that peers_models.py repeats (ModelInput). The MLP row is checked against a
+// double-precision C++ reference on sampled rows; the examples against Kiln's
+// reference interpreter (f64 accumulation) run on the first and last batch
+// slices of the same inputs, through the same script lowered for that slice.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "bench/kiln_rows.h"
+
+namespace kiln::bench {
+
+struct ModelResult {
+  RowResult row;            // fused: checked and timed
+  int kernels_unfused = 0;  // CompileOptions::fuse = false
+  std::string shapes;       // "x 256x1024, w1 1024x4096, ..." for the table
+};
+
+// The MLP at issue 6's sizes (smoke: 16x64 -> 256 -> 64).
+ModelResult run_mlp_row(bool smoke, const Budget& budget);
+
+// Issue 5's examples: "mlp", "transformer", "conv_block".
+std::vector<std::string> example_names();
+ModelResult run_example(const std::string& name, bool smoke, const Budget& budget);
+
+}  // namespace kiln::bench

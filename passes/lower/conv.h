@@ -91,6 +91,14 @@ Expr input_rows_contiguous(const ConvOperands& c, LowerContext& ctx);
 enum class DenseInput : uint8_t { Repack, Version, VersionRows };
 RootFn with_dense_input(RootFn inner, DenseInput how);
 
+// A row of output columns in blocks of `cols`: block(col0, masked) for each,
+// where only blocks with a load outside the input row or a lane past OW are
+// masked. With static sizes the blocks are classified here (left border
+// blocks one by one with constant col0, so their masks fold; an interior
+// loop without masks; right border blocks); else one masked loop.
+Stmt over_column_blocks(const ConvOperands& c, LowerContext& ctx, int64_t cols,
+                        const std::function<Stmt(const Expr& col0, bool masked)>& block);
+
 // Integer helpers: ceil(a / b) for b > 0, and a range test.
 Expr ceil_div(const Expr& a, int64_t b);
 Expr in_range(const Expr& i, const Expr& size);
@@ -119,7 +127,8 @@ class RegisterTile {
   // acc = value(row, vec, lane).
   Stmt init(const std::function<Expr(int row, int vec, const Expr& lane)>& value) const;
   // acc += a(row) * b(vec, lane); b's loads are predicated by guard(vec, lane)
-  // when a guard is given and returns a defined expression.
+  // when a guard is given and returns a defined expression. A row whose a()
+  // is undefined is left out of the update.
   Stmt update(const RowFn& a, const LaneFn& b, const LaneFn& guard = {}) const;
   // acc += a(row, vec, lane) * b(vec, lane): a first operand that varies by
   // lane too (element-wise products).

@@ -316,48 +316,9 @@ Stmt DirectLowering::rows_task(const RegisterTile& tile, const Expr& nn, const E
   const int64_t cols = int64_t(plan_.row_vectors) * plan_.lanes;
   const bool several_rows = plan_.row_block > 1;
   auto columns = [&](bool mask_rows) {
-    std::vector<Stmt> s;
-    auto masked = [&](const Expr& col0) {
-      return rows_block(tile, nn, cin0, oc0, oy0, col0, true, mask_rows);
-    };
-    if (g_.ow < 0 || g_.w < 0) {
-      Expr b = ctx_.loop_var("cb");
-      s.push_back(For::make(b, make_int(0), ceil_div(c_.OW, cols), ForKind::Serial,
-                            masked(simplify(b * make_int(cols)))));
-      return Block::make(s);
-    }
-    // Blocks whose every load is inside the row and every lane an output.
-    const int64_t nb = (g_.ow + cols - 1) / cols;
-    auto left_ok = [&](int64_t b) { return b * cols * g_.sw - g_.pl >= 0; };
-    auto right_ok = [&](int64_t b) {
-      return (b + 1) * cols <= g_.ow &&
-             ((b + 1) * cols - 1) * g_.sw - g_.pl + (g_.kw - 1) * g_.dw <= g_.w - 1;
-    };
-    int64_t lo = 0;
-    while (lo < nb && !left_ok(lo)) ++lo;
-    int64_t hi = nb;
-    while (hi > lo && !right_ok(hi - 1)) --hi;
-    if (hi <= lo) lo = hi = nb;  // no interior block: all masked
-    // Border blocks one by one (constant col0, so their masks fold to
-    // constants), or as a loop when there are many.
-    auto border = [&](int64_t from, int64_t to) {
-      if (to - from <= 3) {
-        for (int64_t b = from; b < to; ++b) s.push_back(masked(make_int(b * cols)));
-      } else if (to > from) {
-        Expr b = ctx_.loop_var("cb");
-        s.push_back(For::make(b, make_int(from), make_int(to - from), ForKind::Serial,
-                              masked(simplify(b * make_int(cols)))));
-      }
-    };
-    border(0, lo);
-    if (hi > lo) {
-      Expr b = ctx_.loop_var("cb");
-      s.push_back(For::make(
-          b, make_int(lo), make_int(hi - lo), ForKind::Serial,
-          rows_block(tile, nn, cin0, oc0, oy0, simplify(b * make_int(cols)), false, mask_rows)));
-    }
-    border(std::max(hi, lo), nb);
-    return Block::make(s);
+    return over_column_blocks(c_, ctx_, cols, [&](const Expr& col0, bool mask_cols) {
+      return rows_block(tile, nn, cin0, oc0, oy0, col0, mask_cols, mask_rows);
+    });
   };
   if (!several_rows) return columns(false);
   // Several rows: only a tile whose rows all see the whole kernel runs

@@ -60,7 +60,9 @@ Stmt RegisterTile::update_lanes(const std::function<Expr(int row, int vec, const
     for (int r = 0; r < rows_; ++r) {
       for (int v = 0; v < vectors_; ++v) {
         Expr idx = index(r, v, l);
-        Expr factor = cast_to(a(r, v, l), acc_);
+        Expr factor = a(r, v, l);
+        if (!factor.defined()) continue;  // this row takes no part in the update
+        factor = cast_to(factor, acc_);
         s.push_back(
             Store::make(buf_, idx, call("fma", {vars[size_t(v)], factor, Load::make(buf_, idx)})));
       }

@@ -5,6 +5,7 @@
 // conv_depthwise.cpp, conv_winograd.cpp, conv_gemm.cpp), how they read the
 // input's layout in conv_input.cpp; docs/conv.md shows their nests and when
 // the heuristic picks each.
+#include <algorithm>
 #include <sstream>
 
 #include "ir/loop/simplify.h"
@@ -152,6 +153,44 @@ Expr predicated(const Expr& e, const Expr& pred) {
   if (!pred.defined()) return e;
   Predicator p(pred);
   return p.mutate(e);
+}
+
+Stmt over_column_blocks(const ConvOperands& c, LowerContext& ctx, int64_t cols,
+                        const std::function<Stmt(const Expr& col0, bool masked)>& block) {
+  const ConvGeometry& g = c.g;
+  std::vector<Stmt> s;
+  auto loop = [&](int64_t from, const Expr& count, bool masked) {
+    Expr b = ctx.loop_var("cb");
+    s.push_back(For::make(b, make_int(from), count, ForKind::Serial,
+                          block(simplify(b * make_int(cols)), masked)));
+  };
+  if (g.ow < 0 || g.w < 0) {
+    loop(0, ceil_div(c.OW, cols), true);
+    return Block::make(s);
+  }
+  // Blocks whose every load is inside the row and every lane an output.
+  const int64_t nb = (g.ow + cols - 1) / cols;
+  auto left_ok = [&](int64_t b) { return b * cols * g.sw - g.pl >= 0; };
+  auto right_ok = [&](int64_t b) {
+    return (b + 1) * cols <= g.ow &&
+           ((b + 1) * cols - 1) * g.sw - g.pl + (g.kw - 1) * g.dw <= g.w - 1;
+  };
+  int64_t lo = 0;
+  while (lo < nb && !left_ok(lo)) ++lo;
+  int64_t hi = nb;
+  while (hi > lo && !right_ok(hi - 1)) --hi;
+  if (hi <= lo) lo = hi = nb;  // no interior block: all masked
+  auto border = [&](int64_t from, int64_t to) {
+    if (to - from <= 3) {
+      for (int64_t b = from; b < to; ++b) s.push_back(block(make_int(b * cols), true));
+    } else if (to > from) {
+      loop(from, make_int(to - from), true);
+    }
+  };
+  border(0, lo);
+  if (hi > lo) loop(lo, make_int(hi - lo), false);
+  border(std::max(hi, lo), nb);
+  return Block::make(s);
 }
 
 Expr ceil_div(const Expr& a, int64_t b) {

@@ -107,6 +107,20 @@ std::vector<ConvCase> grid() {
   c = make(1, 8, 16, 10, 3);  // depthwise with channel multiplier 2
   c.groups = 8;
   add(c);
+  c = make(1, 8, 8, 15, 3);  // depthwise, stride 2 (MobileNet's downsampling)
+  c.groups = 8;
+  c.stride = {2, 2};
+  c.padding = {1};
+  add(c);
+  c = make(2, 6, 6, 11, 3);  // depthwise, dilation 2, asymmetric padding
+  c.groups = 6;
+  c.dilation = {2, 2};
+  c.padding = {2, 1, 0, 2};
+  add(c);
+  c = make(1, 8, 4, 9, 3);  // narrow groups: 2 input channels per group
+  c.groups = 4;
+  c.padding = {1};
+  add(c);
   c = make(1, 6, 6, 30, 5);  // 5x5 kernel, padding 2, wide row (two column blocks)
   c.padding = {2};
   add(c);

@@ -146,25 +146,25 @@ Stmt versioned(const Stmt& s, const GemmSpec& spec) {
 }
 
 Stmt parallel_tasks(LowerContext& ctx, const Expr& tasks, const Expr& work_per_task,
-                    bool parallel, const std::function<Stmt(const Expr& t)>& body) {
+                    const CpuTarget& target, const std::function<Stmt(const Expr& t)>& body) {
   Expr t = ctx.loop_var("t");
-  if (!parallel) return For::make(t, make_int(0), tasks, ForKind::Serial, body(t));
-  // About 10 us of work per block: below that, waking a thread costs more
-  // than it saves.
+  if (target.cores <= 1) return For::make(t, make_int(0), tasks, ForKind::Serial, body(t));
+  // At most 4 workers per core, each at least ~10 us of work (below that,
+  // waking a thread costs more than it saves), each taking every P-th task:
+  // the thread pool then hands out single workers, so uneven task counts
+  // (26 tiles on 2 cores) still split evenly, which its own chunking of a
+  // loop over the tasks (4 chunks per thread) would not.
   constexpr int64_t kGrain = int64_t(1) << 18;
-  Expr per = simplify(max(make_int(kGrain) / max(work_per_task, make_int(1)), make_int(1)));
-  int64_t c = 0;
-  if (is_const_int(per, &c) && c == 1) {
-    return For::make(t, make_int(0), tasks, ForKind::Parallel, body(t));
-  }
-  Expr size = is_const(per) ? per : Var::make(i64_t(), ctx.fresh("tasks_per_block"));
-  Expr blk = ctx.loop_var("tb"), inner = ctx.loop_var("ti");
-  Expr first = blk * size;
+  Expr total = simplify(tasks * max(work_per_task, make_int(1)));
+  Expr p = simplify(max(min(make_int(4 * int64_t(target.cores)), min(tasks, total / make_int(kGrain))),
+                        make_int(1)));
+  Expr workers = is_const(p) ? p : Var::make(i64_t(), ctx.fresh("workers"));
+  Expr w = ctx.loop_var("w"), j = ctx.loop_var("j");
   Stmt loop = For::make(
-      blk, make_int(0), simplify((tasks + size - make_int(1)) / size), ForKind::Parallel,
-      For::make(inner, make_int(0), min(size, tasks - first), ForKind::Serial,
-                body(first + inner)));
-  return is_const(per) ? loop : LetStmt::make(size, per, loop);
+      w, make_int(0), workers, ForKind::Parallel,
+      For::make(j, make_int(0), simplify((tasks - w + workers - make_int(1)) / workers),
+                ForKind::Serial, body(w + j * workers)));
+  return is_const(p) ? loop : LetStmt::make(workers, p, loop);
 }
 
 GemmSpec fold_batch_into_m(const GemmSpec& spec) {
@@ -309,28 +309,40 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
   const int64_t MR = blk.mr, NR = blk.nr(), KC = blk.kc, MC = blk.mc, NC = blk.nc;
   const DType acc = spec.acc;
   const Expr M = spec.M, N = spec.N, K = spec.K;
-  const bool parallel = target.cores > 1;
 
   Index bidx;
   for (size_t d = 0; d < spec.batch.size(); ++d) bidx.push_back(ctx.loop_var("b"));
 
-  // Packing: every A and B panel of this batch element, one per task.
+  // Packing: every A and B panel of this batch element, one per task. An A
+  // shared by the whole batch (a convolution's weights) is packed once.
+  const bool a_once = !spec.batch.empty() && spec.a_batch_invariant;
+  const Index a_batch = a_once ? Index(spec.batch.size(), make_int(0)) : bidx;
   Buf ap = make_buf(ctx.fresh("Ap"), acc), bp = make_buf(ctx.fresh("Bp"), acc);
   Expr mp = ceil_div(M, MR), np = ceil_div(N, NR);
-  Expr p = ctx.loop_var("panel");
+  Expr p = Var::make(i64_t(), ctx.fresh("panel"));
   Stmt pack_a = pack_panel(ctx, spec, ap, p, MR, blk.lanes, spec.a_contiguous_m, M, K,
-                           [&](const Expr& m, const Expr& k) { return spec.a(bidx, m, k); });
+                           [&](const Expr& m, const Expr& k) { return spec.a(a_batch, m, k); });
   Expr q = Var::make(i64_t(), ctx.fresh("q"));
   Stmt pack_b = pack_panel(ctx, spec, bp, q, NR, blk.lanes, !spec.b_contiguous_k, N, K,
                            [&](const Expr& n, const Expr& k) { return spec.b(bidx, k, n); });
-  Stmt pack = For::make(p, make_int(0), simplify(mp + np),
-                        parallel ? ForKind::Parallel : ForKind::Serial,
-                        IfThenElse::make(p < mp, pack_a, LetStmt::make(q, p - mp, pack_b)));
+  Expr panel_work = simplify(K * make_int(MR));  // an A panel; a B panel is NR / MR of them
+  Stmt pack_once, pack;
+  if (a_once) {
+    pack_once = parallel_tasks(ctx, mp, panel_work, target,
+                               [&](const Expr& task) { return LetStmt::make(p, task, pack_a); });
+    pack = parallel_tasks(ctx, np, simplify(panel_work * make_int(NR / MR)), target,
+                          [&](const Expr& task) { return LetStmt::make(q, task, pack_b); });
+  } else {
+    pack = parallel_tasks(ctx, simplify(mp + np), panel_work, target, [&](const Expr& task) {
+      Stmt s = IfThenElse::make(p < mp, pack_a, LetStmt::make(q, p - mp, pack_b));
+      return LetStmt::make(p, task, s);
+    });
+  }
 
   // The tiles: MC x NC blocks of C, K in blocks of KC.
   const bool one_block = k_static >= 0 && k_static <= KC;
   Expr tiles_m = ceil_div(M, MC), tiles_n = ceil_div(N, NC);
-  Expr t = ctx.loop_var("tile");
+  Expr t = Var::make(i64_t(), ctx.fresh("tile"));
   Expr i0 = Var::make(i64_t(), ctx.fresh("i0")), j0 = Var::make(i64_t(), ctx.fresh("j0"));
   Expr mc = Var::make(i64_t(), ctx.fresh("mc")), nc = Var::make(i64_t(), ctx.fresh("nc"));
   Expr kb = ctx.loop_var("kb");
@@ -381,13 +393,14 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
   tiles = let(i0, (t % tiles_m) * make_int(MC),
               let(j0, (t / tiles_m) * make_int(NC),
                   let(mc, min(make_int(MC), M - i0), let(nc, min(make_int(NC), N - j0), tiles))));
-  Stmt compute = For::make(t, make_int(0), simplify(tiles_m * tiles_n),
-                           parallel ? ForKind::Parallel : ForKind::Serial, tiles);
+  Stmt compute = parallel_tasks(ctx, simplify(tiles_m * tiles_n), make_int(MC * NC * KC), target,
+                                [&](const Expr& task) { return LetStmt::make(t, task, tiles); });
 
   Stmt body = Block::make({pack, compute});
   for (size_t d = bidx.size(); d-- > 0;) {
     body = For::make(bidx[d], make_int(0), spec.batch[d], ForKind::Serial, body);
   }
+  body = Block::make({pack_once, body});
   body = Allocate::make(bp, simplify(np * make_int(NR) * K), MemoryScope::Heap, body);
   body = Allocate::make(ap, simplify(mp * make_int(MR) * K), MemoryScope::Heap, body);
   return body;

@@ -14,7 +14,8 @@
 //   for (b) for (m, 0, M) for (n, 0, N) { acc = 0; for (k, 0, K) acc += A*B; store(acc) }
 //
 // Packed (BLIS-style), per batch element (a batch over one shared B folds
-// into M first); KC, MC, NC from gemm_blocking:
+// into M first; an A shared by the batch is packed once); KC, MC, NC from
+// gemm_blocking:
 //   allocate Ap[f32 * ceil(M/MR)*MR*K], Bp[f32 * ceil(N/NR)*NR*K] in heap
 //   for (panel, 0, ceil(M/MR) + ceil(N/NR)) parallel {  // pack: one panel per task
 //     A panel p: Ap[(p*K + k)*MR + i] = A[p*MR + i, k]   (f32; 0 past M)

@@ -36,7 +36,7 @@ Stmt plain_gemm(LowerContext& ctx, const GemmSpec& spec, const CpuTarget& target
   const DType acc = spec.acc;
   Expr rows = simplify(product(spec.batch) * spec.M);
   Expr work = simplify(spec.N * max(spec.K, make_int(1)));
-  return parallel_tasks(ctx, rows, work, target.cores > 1, [&](const Expr& t) {
+  return parallel_tasks(ctx, rows, work, target, [&](const Expr& t) {
     BatchTask bt = batch_task(t, spec.M, spec.batch);
     Expr n = ctx.loop_var("n"), k = ctx.loop_var("k");
     Scratch sum = make_scratch(ctx, "sum", acc);
@@ -74,12 +74,14 @@ Index probe_batch(const GemmSpec& spec) {
   return b;
 }
 
-// y[p] = sum_k x(k) * w(k, p) for p in [0, P), one register tile of `rows`
-// x nr outputs per task, reading the operands directly. Rows past `rows_n`
-// read the last row and are not stored; columns past `cols` are masked.
+// The register tile of the unpacked algorithms: mr rows x nv vectors of lanes.
 struct DirectTiles {
   int mr, nv, lanes;
 };
+
+// C = A B in micro-tiles read straight from the operands, one block of mr
+// rows (all of N) per task. Rows past M read row M-1 and are not stored;
+// columns past N are masked.
 
 Stmt direct_tiles(LowerContext& ctx, const GemmSpec& spec, const CpuTarget& target,
                   const DirectTiles& shape) {
@@ -90,7 +92,7 @@ Stmt direct_tiles(LowerContext& ctx, const GemmSpec& spec, const CpuTarget& targ
   Expr mblocks = ceil_div(M, MR);
   Expr tasks = simplify(product(spec.batch) * mblocks);
   Expr work = simplify(make_int(MR) * N * max(K, make_int(1)));
-  Stmt s = parallel_tasks(ctx, tasks, work, target.cores > 1, [&](const Expr& t) {
+  Stmt s = parallel_tasks(ctx, tasks, work, target, [&](const Expr& t) {
     BatchTask bt = batch_task(t, mblocks, spec.batch);
     Expr m0 = Var::make(i64_t(), ctx.fresh("m0")), n0 = Var::make(i64_t(), ctx.fresh("n0"));
     Expr jr = ctx.loop_var("jr");
@@ -134,7 +136,7 @@ Stmt dot_rows(LowerContext& ctx, const GemmSpec& spec, const CpuTarget& target, 
   Expr blocks = ceil_div(P, kRows);
   Expr tasks = simplify(product(spec.batch) * blocks);
   Expr work = simplify(make_int(kRows) * max(spec.K, make_int(1)));
-  Stmt s = parallel_tasks(ctx, tasks, work, target.cores > 1, [&](const Expr& t) {
+  Stmt s = parallel_tasks(ctx, tasks, work, target, [&](const Expr& t) {
     BatchTask bt = batch_task(t, blocks, spec.batch);
     Expr p0 = Var::make(i64_t(), ctx.fresh("p0"));
     Expr k = ctx.loop_var("k");

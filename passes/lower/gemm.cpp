@@ -257,7 +257,7 @@ namespace {
 // its rows (B along n, a transposed A) the row loop is vectorized in chunks of
 // `lanes`, and versioned on the spec's unit strides so the loads are dense;
 // when it is contiguous along k (A, a linear layer's weight) the panel is a
-// transpose: the rows are unrolled into scalar copies (cheaper than gathers
+// transpose, done as scalar copies in blocks along k (cheaper than gathers
 // here), and a partial panel reads its last row again for the rows past the
 // extent instead of branching around loads.
 Stmt pack_panel(LowerContext& ctx, const GemmSpec& spec, const Buf& dst, const Expr& panel,
@@ -285,10 +285,27 @@ Stmt pack_panel(LowerContext& ctx, const GemmSpec& spec, const Buf& dst, const E
       s = For::make(l, make_int(0), make_int(chunk), ForKind::Serial, s);
       s = vectorize_or_unroll(s, l.as<Var>()->name);
       s = For::make(c, make_int(0), make_int(width / chunk), ForKind::Unrolled, s);
-    } else {
-      s = For::make(r, make_int(0), make_int(width), ForKind::Unrolled, s);
+      return For::make(k, make_int(0), K, ForKind::Serial, s);
     }
-    return For::make(k, make_int(0), K, ForKind::Serial, s);
+    // A transpose in blocks of kStep along k: each row's kStep elements are
+    // contiguous loads from one row, and the kStep x width block of the panel
+    // being written stays in L1. (Unrolling the rows instead makes `width`
+    // streams, 64 for B, which LLVM's loop strength reduction takes ~100 ms
+    // to untangle.)
+    constexpr int64_t kStep = 16;
+    const std::string& kn = k.as<Var>()->name;
+    Expr kb = ctx.loop_var("kb"), kk = ctx.loop_var("kk"), kt = ctx.loop_var("kt");
+    Expr full = simplify(K / make_int(kStep));
+    Stmt block = For::make(kk, make_int(0), make_int(kStep), ForKind::Unrolled,
+                           substitute(s, kn, kb * make_int(kStep) + kk));
+    Stmt main = For::make(kb, make_int(0), full, ForKind::Serial,
+                          For::make(r, make_int(0), make_int(width), ForKind::Serial, block));
+    Expr r2 = ctx.loop_var("r");
+    Stmt rest = For::make(kt, make_int(0), simplify(K - full * make_int(kStep)), ForKind::Serial,
+                          For::make(r2, make_int(0), make_int(width), ForKind::Serial,
+                                    substitute(substitute(s, kn, full * make_int(kStep) + kt),
+                                               r.as<Var>()->name, r2)));
+    return Block::make({main, rest});
   };
   Stmt s = IfThenElse::make((panel + make_int(1)) * make_int(width) <= extent, version(false),
                             version(true));

@@ -52,8 +52,11 @@
 // (4 outputs per task, vectorize_reduction) when the matrix is contiguous
 // along K, else as a one-row micro-tile of 8 vectors along the output.
 //
-// Packing reads each operand once per panel, converts to the accumulation
-// dtype (f32 for f32/f16/bf16, f64 for f64), and is versioned on unit strides
+// A is packed only when it must be (a conversion, a computed element, not
+// contiguous along k): otherwise the micro-kernel broadcasts it in place,
+// a[min(m0 + i, M - 1), p0 + k]. Packing reads each operand once per panel,
+// converts to the accumulation dtype (f32 for f32/f16/bf16, f64 for f64), and
+// is versioned on unit strides
 // (GemmSpec::specialize) where it loads vectors; small and gemv, which load
 // vectors from the operands in their inner loops, fall back to a plain nest
 // for strides other than those. Integer matmul stays on the naive nest.

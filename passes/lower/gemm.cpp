@@ -156,14 +156,14 @@ Stmt parallel_tasks(LowerContext& ctx, const Expr& tasks, const Expr& work_per_t
   // loop over the tasks (4 chunks per thread) would not.
   constexpr int64_t kGrain = int64_t(1) << 18;
   Expr total = simplify(tasks * max(work_per_task, make_int(1)));
-  Expr p = simplify(max(min(make_int(4 * int64_t(target.cores)), min(tasks, total / make_int(kGrain))),
-                        make_int(1)));
+  Expr p = simplify(max(
+      min(make_int(4 * int64_t(target.cores)), min(tasks, total / make_int(kGrain))), make_int(1)));
   Expr workers = is_const(p) ? p : Var::make(i64_t(), ctx.fresh("workers"));
   Expr w = ctx.loop_var("w"), j = ctx.loop_var("j");
-  Stmt loop = For::make(
-      w, make_int(0), workers, ForKind::Parallel,
-      For::make(j, make_int(0), simplify((tasks - w + workers - make_int(1)) / workers),
-                ForKind::Serial, body(w + j * workers)));
+  Stmt loop =
+      For::make(w, make_int(0), workers, ForKind::Parallel,
+                For::make(j, make_int(0), simplify((tasks - w + workers - make_int(1)) / workers),
+                          ForKind::Serial, body(w + j * workers)));
   return is_const(p) ? loop : LetStmt::make(workers, p, loop);
 }
 
@@ -440,9 +440,8 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
   if (one_block) {
     micro = Block::make({zero, update, final_store});
   } else {
-    Stmt resume = tile.fill([&](const Expr& i, const Expr& j) {
-      return Load::make(cs, partial(i, j));
-    });
+    Stmt resume =
+        tile.fill([&](const Expr& i, const Expr& j) { return Load::make(cs, partial(i, j)); });
     Stmt keep = tile.each([&](const Expr& i, const Expr& j, const Expr& v) {
       return Store::make(cs, partial(i, j), v);
     });
@@ -471,7 +470,8 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
   }
   body = Block::make({pack_once, body});
   body = Allocate::make(bp, simplify(np * make_int(NR) * K), MemoryScope::Heap, body);
-  if (!direct_a) body = Allocate::make(ap, simplify(mp * make_int(MR) * K), MemoryScope::Heap, body);
+  if (!direct_a)
+    body = Allocate::make(ap, simplify(mp * make_int(MR) * K), MemoryScope::Heap, body);
   return body;
 }
 

@@ -100,8 +100,8 @@ struct GemmSpec {
 
   std::vector<Expr> batch;  // batch dims, outermost first (may be empty)
   Expr M, N, K;
-  Operand a;  // a(batch, m, k): an element of A (any floating dtype)
-  Operand b;  // b(batch, k, n): an element of B
+  Operand a;               // a(batch, m, k): an element of A (any floating dtype)
+  Operand b;               // b(batch, k, n): an element of B
   DType acc = DType::F32;  // F32 (f32/f16/bf16 operands) or F64
   // The final value of C(batch, m, n), of dtype `acc`: called once per output
   // element in the generated code, possibly inside a loop the generator then

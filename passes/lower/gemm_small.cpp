@@ -97,23 +97,23 @@ Stmt direct_tiles(LowerContext& ctx, const GemmSpec& spec, const CpuTarget& targ
     Expr m0 = Var::make(i64_t(), ctx.fresh("m0")), n0 = Var::make(i64_t(), ctx.fresh("n0"));
     Expr jr = ctx.loop_var("jr");
     Expr last_row = simplify(M - make_int(1));
-    Stmt body = Block::make(
-        {tile.fill([&](const Expr&, const Expr&) { return imm(acc, 0); }),
-         tile.update(
-             K,
-             [&](const Expr& i, const Expr& k) {
-               return spec.a(bt.batch, min(m0 + i, last_row), k);
-             },
-             [&](const Expr& j, const Expr& k) {
-               Expr n = n0 + j;
-               return guard_loads(cast_to(spec.b(bt.batch, k, n), acc), n < N);
-             }),
-         tile.each(
-             [&](const Expr& i, const Expr& j, const Expr& v) {
-               Expr n = n0 + j;
-               return IfThenElse::make(n < N, spec.store(bt.batch, m0 + i, n, v));
-             },
-             [&](const Expr& i) { return m0 + i < M; })});
+    Stmt body =
+        Block::make({tile.fill([&](const Expr&, const Expr&) { return imm(acc, 0); }),
+                     tile.update(
+                         K,
+                         [&](const Expr& i, const Expr& k) {
+                           return spec.a(bt.batch, min(m0 + i, last_row), k);
+                         },
+                         [&](const Expr& j, const Expr& k) {
+                           Expr n = n0 + j;
+                           return guard_loads(cast_to(spec.b(bt.batch, k, n), acc), n < N);
+                         }),
+                     tile.each(
+                         [&](const Expr& i, const Expr& j, const Expr& v) {
+                           Expr n = n0 + j;
+                           return IfThenElse::make(n < N, spec.store(bt.batch, m0 + i, n, v));
+                         },
+                         [&](const Expr& i) { return m0 + i < M; })});
     body = tile.allocate(body);
     body = LetStmt::make(n0, jr * make_int(NR), body);
     body = For::make(jr, make_int(0), ceil_div(N, NR), ForKind::Serial, body);
@@ -187,14 +187,16 @@ Stmt gemv(LowerContext& ctx, const GemmSpec& spec, const CpuTarget& target) {
   if (row && (spec.b_contiguous_k || col)) {
     // y[n] = sum_k a[k] * B[k, n], B contiguous along k: dot products.
     return dot_rows(
-        ctx, spec, target, spec.N, [&](const Index& b, const Expr& k) { return spec.a(b, zero, k); },
+        ctx, spec, target, spec.N,
+        [&](const Index& b, const Expr& k) { return spec.a(b, zero, k); },
         [&](const Index& b, const Expr& k, const Expr& p) { return spec.b(b, k, p); },
         [&](const Index& b, const Expr& p, const Expr& v) { return spec.store(b, zero, p, v); });
   }
   if (col && !spec.a_contiguous_m) {
     // y[m] = sum_k A[m, k] * b[k], A contiguous along k: dot products.
     return dot_rows(
-        ctx, spec, target, spec.M, [&](const Index& b, const Expr& k) { return spec.b(b, k, zero); },
+        ctx, spec, target, spec.M,
+        [&](const Index& b, const Expr& k) { return spec.b(b, k, zero); },
         [&](const Index& b, const Expr& k, const Expr& p) { return spec.a(b, p, k); },
         [&](const Index& b, const Expr& p, const Expr& v) { return spec.store(b, p, zero, v); });
   }

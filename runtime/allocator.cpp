@@ -4,9 +4,11 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "kiln/error.h"
@@ -131,4 +133,44 @@ Tensor empty_cached(const Shape& sizes, DType dtype) {
   return Tensor(storage, dtype, sizes, contiguous_strides(sizes), 0);
 }
 
+namespace {
+
+// The storages behind kernel scratch pointers, until the kernel frees them.
+struct ScratchBlocks {
+  std::mutex mu;
+  std::unordered_map<void*, std::shared_ptr<Storage>> live;
+};
+
+ScratchBlocks& scratch_blocks() {
+  static ScratchBlocks* s = new ScratchBlocks;  // kernels may run during exit
+  return *s;
+}
+
+}  // namespace
+
 }  // namespace kiln
+
+extern "C" void* kiln_scratch_alloc(int64_t bytes) {
+  try {
+    auto storage = kiln::CachingAllocator::global().allocate(size_t(std::max<int64_t>(bytes, 1)));
+    void* p = storage->data();
+    kiln::ScratchBlocks& s = kiln::scratch_blocks();
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.live.emplace(p, std::move(storage));
+    return p;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kiln: kernel scratch of %lld bytes: %s\n", static_cast<long long>(bytes),
+                 e.what());
+    std::abort();
+  }
+}
+
+extern "C" void kiln_scratch_free(void* p) {
+  std::shared_ptr<kiln::Storage> storage;  // returned to the cache outside the lock
+  kiln::ScratchBlocks& s = kiln::scratch_blocks();
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.live.find(p);
+  if (it == s.live.end()) return;
+  storage = std::move(it->second);
+  s.live.erase(it);
+}

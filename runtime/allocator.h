@@ -51,3 +51,13 @@ class CachingAllocator {
 Tensor empty_cached(const Shape& sizes, DType dtype);
 
 }  // namespace kiln
+
+extern "C" {
+// Heap scratch of compiled kernels (loop IR's MemoryScope::Heap): blocks of
+// the global caching allocator, so a kernel called again gets warm pages back
+// instead of faulting in fresh ones (a GEMM's packed panels are megabytes).
+// 64-byte aligned; aborts with a message when memory runs out (kernel code
+// cannot unwind).
+void* kiln_scratch_alloc(int64_t bytes);
+void kiln_scratch_free(void* p);
+}

@@ -355,14 +355,21 @@ void Emitter::emit_allocate(const loop::Allocate* op) {
   auto it = state_.bufs.find(op->buf.get());
   llvm::Value* shadowed = it == state_.bufs.end() ? nullptr : it->second;
   if (small && op->scope != loop::MemoryScope::Heap) {
-    state_.bufs[op->buf.get()] = entry_alloca(elem, b_.getInt64(count), op->buf->name);
+    // A fixed-size array type, not `alloca T, i64 count`: sroa skips array
+    // allocations, and a GEMM's accumulator tile must become registers.
+    state_.bufs[op->buf.get()] =
+        entry_alloca(llvm::ArrayType::get(elem, uint64_t(count)), nullptr, op->buf->name);
     emit(op->body);
   } else {
     llvm::Value* n =
         b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, emit(op->size), b_.getInt64(1));
     llvm::Value* bytes = b_.CreateMul(n, b_.getInt64(dtype_size(dt)));
-    llvm::Function* malloc_fn = declare_c_function("malloc", b_.getPtrTy(), {b_.getInt64Ty()});
-    llvm::Function* free_fn = declare_c_function("free", b_.getVoidTy(), {b_.getPtrTy()});
+    // The runtime's caching allocator (runtime/allocator.h): warm pages on
+    // every call after the first, where malloc would fault fresh ones in.
+    llvm::Function* malloc_fn =
+        declare_c_function(kScratchAllocSymbol, b_.getPtrTy(), {b_.getInt64Ty()});
+    llvm::Function* free_fn =
+        declare_c_function(kScratchFreeSymbol, b_.getVoidTy(), {b_.getPtrTy()});
     llvm::Value* p = b_.CreateCall(malloc_fn, {bytes}, op->buf->name);
     state_.bufs[op->buf.get()] = p;
     emit(op->body);

@@ -38,6 +38,7 @@
 #include "codegen/llvm/llvm_backend.h"
 #include "codegen/llvm/llvm_internal.h"
 #include "kiln/error.h"
+#include "runtime/allocator.h"
 #include "runtime/thread_pool.h"
 
 namespace kiln::codegen {
@@ -98,6 +99,8 @@ llvm::orc::SymbolMap runtime_symbols(llvm::orc::LLJIT& lj) {
         llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
   };
   add(kParallelForSymbol, &kiln_parallel_for);
+  add(kScratchAllocSymbol, &kiln_scratch_alloc);
+  add(kScratchFreeSymbol, &kiln_scratch_free);
   add("malloc", &::malloc);
   add("free", &::free);
   add("memcpy", &::memcpy);

@@ -57,5 +57,8 @@ inline std::string kernel_symbol(const std::string& name) {
 // Names of the C helpers JIT code may call; the backend registers their
 // addresses with the JIT (see llvm_backend.cpp).
 inline constexpr const char* kParallelForSymbol = "kiln_parallel_for";
+// Heap scratch (runtime/allocator.h).
+inline constexpr const char* kScratchAllocSymbol = "kiln_scratch_alloc";
+inline constexpr const char* kScratchFreeSymbol = "kiln_scratch_free";
 
 }  // namespace kiln::codegen::llvm_cpu

@@ -208,7 +208,17 @@ class Simplifier : public IRMutator {
     if (const_int(c, &v)) return v ? mutate(op->then_case) : mutate(op->else_case);
     Stmt t = mutate(op->then_case), e = mutate(op->else_case);
     if (c.same_as(op->cond) && t.same_as(op->then_case) && e.same_as(op->else_case)) return self;
+    // A branch that folded away (a loop of extent 0) leaves the other one.
+    if (!t.defined()) return e.defined() ? IfThenElse::make(Not::make(c), e) : t;
     return IfThenElse::make(c, t, e);
+  }
+
+  Stmt visit(const Allocate* op, const Stmt& self) override {
+    Expr size = mutate(op->size);
+    Stmt b = mutate(op->body);
+    if (!b.defined()) return b;
+    if (size.same_as(op->size) && b.same_as(op->body)) return self;
+    return Allocate::make(op->buf, size, op->scope, b);
   }
 
   Stmt visit(const LetStmt* op, const Stmt& self) override {
@@ -219,6 +229,7 @@ class Simplifier : public IRMutator {
     bounds_[name] = bounds_of(v, bounds_);
     Stmt b = mutate(op->body);
     restore(name, saved);
+    if (!b.defined()) return b;  // the body folded away (e.g. a loop of extent 0)
     return v.same_as(op->value) && b.same_as(op->body) ? self : LetStmt::make(op->var, v, b);
   }
 

@@ -1,9 +1,8 @@
-// Lowerings of the contraction family as naive but correct loop nests: matmul
-// (every rank case: vectors, batched and broadcast batch dims) and bmm, linear,
-// conv2d (stride, 2- or 4-int padding, dilation, groups), max_pool2d and
-// avg_pool2d (torch's divisor rules). Each output element accumulates in f32
+// Lowerings of the convolution family as naive but correct loop nests: conv2d
+// (stride, 2- or 4-int padding, dilation, groups), max_pool2d and avg_pool2d
+// (torch's divisor rules). Each output element accumulates in f32
 // (f16/bf16/f32), f64 or i64 (integers wrap like the reference) and is rounded
-// once into the output. Fast algorithms replace these in a later issue.
+// once into the output. Matmul, bmm and linear live in lower_matmul.cpp.
 #include "ir/loop/simplify.h"
 #include "passes/lower/lower_internal.h"
 
@@ -11,77 +10,6 @@ namespace kiln::passes::lower {
 namespace {
 
 using namespace kiln::loop;  // NOLINT
-
-// Batch dims of an operand aligned right against the output's batch index;
-// static size-1 dims read index 0.
-Index batch_index(const std::vector<Expr>& dims, size_t batch_rank, const Index& out_batch) {
-  Index idx;
-  const size_t lead = out_batch.size() - batch_rank;
-  for (size_t d = 0; d < batch_rank; ++d) {
-    int64_t s = 0;
-    idx.push_back(is_const_int(dims[d], &s) && s == 1 ? make_int(0) : out_batch[lead + d]);
-  }
-  return idx;
-}
-
-// acc = sum over `k` of term(k), stored at `out_idx`.
-Stmt reduce_into(LowerContext& ctx, const OutBuf& out, const Index& out_idx, DType acc_t,
-                 const std::vector<Expr>& red_dims, const std::function<Expr(const Index&)>& term,
-                 const std::function<Expr(const Expr&)>& finish = nullptr) {
-  Scratch acc = make_scratch(ctx, "acc", acc_t);
-  Stmt loop = loop_nest(
-      ctx, red_dims,
-      [&](const Index& k) { return acc.store(acc.load() + cast_to(term(k), acc_t)); }, "k");
-  Expr result = finish ? finish(acc.load()) : acc.load();
-  return allocate({acc},
-                  Block::make({acc.store(imm(acc_t, 0)), loop, store_at(out, out_idx, result)}));
-}
-
-Stmt lower_matmul(NodeLowering& n, const std::vector<OutBuf>& outs) {
-  const Operand& a = n.in(0);
-  const Operand& b = n.in(1);
-  const bool a_vec = a.rank() == 1, b_vec = b.rank() == 1;
-  const std::vector<Expr> out_dims = outs[0].dims;
-  const size_t out_batch = out_dims.size() - (a_vec ? 0 : 1) - (b_vec ? 0 : 1);
-  const size_t a_batch = a_vec ? 0 : size_t(a.rank()) - 2;
-  const size_t b_batch = b_vec ? 0 : size_t(b.rank()) - 2;
-  DType acc_t = accum_dtype(n.out_dtype());
-  Expr K = a.dims.back();
-  return loop_nest(n.ctx, out_dims, [&](const Index& o) {
-    Index batch(o.begin(), o.begin() + ptrdiff_t(out_batch));
-    return reduce_into(n.ctx, outs[0], o, acc_t, {K}, [&](const Index& k) {
-      Index ai = batch_index(a.dims, a_batch, batch);
-      if (!a_vec) ai.push_back(o[out_batch]);
-      ai.push_back(k[0]);
-      Index bi = batch_index(b.dims, b_batch, batch);
-      bi.push_back(k[0]);
-      if (!b_vec) bi.push_back(o.back());
-      return cast_to(a.at(ai), acc_t) * cast_to(b.at(bi), acc_t);
-    });
-  });
-}
-
-Stmt lower_linear(NodeLowering& n, const std::vector<OutBuf>& outs) {
-  const Operand& x = n.in(0);
-  const Operand& w = n.in(1);
-  Operand bias = n.in(2);
-  DType acc_t = accum_dtype(n.out_dtype());
-  const bool w_vec = w.rank() == 1;
-  return loop_nest(n.ctx, outs[0].dims, [&](const Index& o) {
-    Index lead(o.begin(), o.end() - (w_vec ? 0 : 1));
-    return reduce_into(
-        n.ctx, outs[0], o, acc_t, {x.dims.back()},
-        [&](const Index& k) {
-          Index xi = lead;
-          xi.push_back(k[0]);
-          Index wi = w_vec ? Index{k[0]} : Index{o.back(), k[0]};
-          return cast_to(x.at(xi), acc_t) * cast_to(w.at(wi), acc_t);
-        },
-        [&](const Expr& acc) {
-          return bias.is_none() ? acc : acc + cast_to(bias.broadcast_at(o), acc_t);
-        });
-  });
-}
 
 // An int-list attribute with 1 or 2 entries, as two values.
 std::pair<int64_t, int64_t> pair_attr(const ir::Attrs& a, const std::string& name) {
@@ -238,17 +166,11 @@ AlgorithmLowering naive(RootFn root) {
 }  // namespace
 
 void register_contraction_lowerings(LoweringTable& t) {
-  t["matmul"].root = lower_matmul;
-  t["bmm"].root = lower_matmul;
-  t["linear"].root = lower_linear;
   t["conv2d"].root = lower_conv2d;
   t["max_pool2d"].root = lower_max_pool;
   t["avg_pool2d"].root = lower_avg_pool;
-  t["matmul"].algorithms.push_back(naive(lower_matmul));
-  t["bmm"].algorithms.push_back(naive(lower_matmul));
-  t["linear"].algorithms.push_back(naive(lower_linear));
   t["conv2d"].algorithms.push_back(naive(lower_conv2d));
-  for (const char* op : {"matmul", "bmm", "linear", "conv2d", "max_pool2d", "avg_pool2d"}) {
+  for (const char* op : {"conv2d", "max_pool2d", "avg_pool2d"}) {
     t[op].stores_once = true;
   }
 }

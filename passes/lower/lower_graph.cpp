@@ -41,6 +41,7 @@ const LoweringTable& lowering_table() {
     register_reduction_lowerings(t);
     register_normalization_lowerings(t);
     register_contraction_lowerings(t);
+    register_matmul_lowerings(t);
     return t;
   }();
   return table;

@@ -156,6 +156,7 @@ void register_layout_lowerings(LoweringTable& t);         // lower_layout.cpp
 void register_reduction_lowerings(LoweringTable& t);      // lower_reduction.cpp
 void register_normalization_lowerings(LoweringTable& t);  // lower_normalization.cpp
 void register_contraction_lowerings(LoweringTable& t);    // lower_contraction.cpp
+void register_matmul_lowerings(LoweringTable& t);         // lower_matmul.cpp
 
 // --- index math (index_math.cpp) ----------------------------------------------------------
 

@@ -349,7 +349,9 @@ Kernel default_schedule(const Kernel& k, ir::OpCategory category, const Schedule
     for (const auto& g : guesses) {
       if (uses_var(p, g.first)) used.push_back(g);
     }
-    if (used.empty() || child_loops(p).empty()) {
+    // A nest its lowering scheduled versions its own operand reads (a packed
+    // GEMM versions only its packing, not the micro-kernel).
+    if (used.empty() || child_loops(p).empty() || has_scheduled_loop(p)) {
       p = schedule_nest(p, category, target);
       continue;
     }

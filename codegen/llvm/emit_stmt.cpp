@@ -380,7 +380,8 @@ void Emitter::emit_allocate(const loop::Allocate* op) {
     // every call after the first, where malloc would fault fresh ones in.
     llvm::Function* malloc_fn =
         declare_c_function(kScratchAllocSymbol, b_.getPtrTy(), {b_.getInt64Ty()});
-    llvm::Function* free_fn = declare_c_function(kScratchFreeSymbol, b_.getVoidTy(), {b_.getPtrTy()});
+    llvm::Function* free_fn =
+        declare_c_function(kScratchFreeSymbol, b_.getVoidTy(), {b_.getPtrTy()});
     llvm::Value* p = b_.CreateCall(malloc_fn, {bytes}, op->buf->name);
     state_.bufs[op->buf.get()] = p;
     emit(op->body);

@@ -146,25 +146,25 @@ Stmt versioned(const Stmt& s, const GemmSpec& spec) {
 }
 
 Stmt parallel_tasks(LowerContext& ctx, const Expr& tasks, const Expr& work_per_task,
-                    bool parallel, const std::function<Stmt(const Expr& t)>& body) {
+                    const CpuTarget& target, const std::function<Stmt(const Expr& t)>& body) {
   Expr t = ctx.loop_var("t");
-  if (!parallel) return For::make(t, make_int(0), tasks, ForKind::Serial, body(t));
-  // About 10 us of work per block: below that, waking a thread costs more
-  // than it saves.
+  if (target.cores <= 1) return For::make(t, make_int(0), tasks, ForKind::Serial, body(t));
+  // At most 4 workers per core, each at least ~10 us of work (below that,
+  // waking a thread costs more than it saves), each taking every P-th task:
+  // the thread pool then hands out single workers, so uneven task counts
+  // (26 tiles on 2 cores) still split evenly, which its own chunking of a
+  // loop over the tasks (4 chunks per thread) would not.
   constexpr int64_t kGrain = int64_t(1) << 18;
-  Expr per = simplify(max(make_int(kGrain) / max(work_per_task, make_int(1)), make_int(1)));
-  int64_t c = 0;
-  if (is_const_int(per, &c) && c == 1) {
-    return For::make(t, make_int(0), tasks, ForKind::Parallel, body(t));
-  }
-  Expr size = is_const(per) ? per : Var::make(i64_t(), ctx.fresh("tasks_per_block"));
-  Expr blk = ctx.loop_var("tb"), inner = ctx.loop_var("ti");
-  Expr first = blk * size;
-  Stmt loop = For::make(
-      blk, make_int(0), simplify((tasks + size - make_int(1)) / size), ForKind::Parallel,
-      For::make(inner, make_int(0), min(size, tasks - first), ForKind::Serial,
-                body(first + inner)));
-  return is_const(per) ? loop : LetStmt::make(size, per, loop);
+  Expr total = simplify(tasks * max(work_per_task, make_int(1)));
+  Expr p = simplify(max(
+      min(make_int(4 * int64_t(target.cores)), min(tasks, total / make_int(kGrain))), make_int(1)));
+  Expr workers = is_const(p) ? p : Var::make(i64_t(), ctx.fresh("workers"));
+  Expr w = ctx.loop_var("w"), j = ctx.loop_var("j");
+  Stmt loop =
+      For::make(w, make_int(0), workers, ForKind::Parallel,
+                For::make(j, make_int(0), simplify((tasks - w + workers - make_int(1)) / workers),
+                          ForKind::Serial, body(w + j * workers)));
+  return is_const(p) ? loop : LetStmt::make(workers, p, loop);
 }
 
 GemmSpec fold_batch_into_m(const GemmSpec& spec) {
@@ -257,7 +257,7 @@ namespace {
 // its rows (B along n, a transposed A) the row loop is vectorized in chunks of
 // `lanes`, and versioned on the spec's unit strides so the loads are dense;
 // when it is contiguous along k (A, a linear layer's weight) the panel is a
-// transpose: the rows are unrolled into scalar copies (cheaper than gathers
+// transpose, done as scalar copies in blocks along k (cheaper than gathers
 // here), and a partial panel reads its last row again for the rows past the
 // extent instead of branching around loads.
 Stmt pack_panel(LowerContext& ctx, const GemmSpec& spec, const Buf& dst, const Expr& panel,
@@ -285,14 +285,73 @@ Stmt pack_panel(LowerContext& ctx, const GemmSpec& spec, const Buf& dst, const E
       s = For::make(l, make_int(0), make_int(chunk), ForKind::Serial, s);
       s = vectorize_or_unroll(s, l.as<Var>()->name);
       s = For::make(c, make_int(0), make_int(width / chunk), ForKind::Unrolled, s);
-    } else {
-      s = For::make(r, make_int(0), make_int(width), ForKind::Unrolled, s);
+      return For::make(k, make_int(0), K, ForKind::Serial, s);
     }
-    return For::make(k, make_int(0), K, ForKind::Serial, s);
+    // A transpose in blocks of kStep along k: each row's kStep elements are
+    // contiguous loads from one row, and the kStep x width block of the panel
+    // being written stays in L1. (Unrolling the rows instead makes `width`
+    // streams, 64 for B, which LLVM's loop strength reduction takes ~100 ms
+    // to untangle.)
+    constexpr int64_t kStep = 16;
+    const std::string& kn = k.as<Var>()->name;
+    Expr kb = ctx.loop_var("kb"), kk = ctx.loop_var("kk"), kt = ctx.loop_var("kt");
+    Expr full = simplify(K / make_int(kStep));
+    Stmt block = For::make(kk, make_int(0), make_int(kStep), ForKind::Unrolled,
+                           substitute(s, kn, kb * make_int(kStep) + kk));
+    Stmt main = For::make(kb, make_int(0), full, ForKind::Serial,
+                          For::make(r, make_int(0), make_int(width), ForKind::Serial, block));
+    Expr r2 = ctx.loop_var("r");
+    Stmt rest = For::make(kt, make_int(0), simplify(K - full * make_int(kStep)), ForKind::Serial,
+                          For::make(r2, make_int(0), make_int(width), ForKind::Serial,
+                                    substitute(substitute(s, kn, full * make_int(kStep) + kt),
+                                               r.as<Var>()->name, r2)));
+    return Block::make({main, rest});
   };
   Stmt s = IfThenElse::make((panel + make_int(1)) * make_int(width) <= extent, version(false),
                             version(true));
   return vector ? versioned(s, spec) : s;
+}
+
+// How much an affine index `e` grows per step of variable `var` (undefined
+// when `e` is not affine in it).
+Expr step_along(const Expr& e, const std::string& var) {
+  if (!uses_name(e, var)) return make_int(0);
+  if (const Var* v = e.as<Var>()) return v->name == var ? make_int(1) : Expr();
+  const Binary* b = e.as<Binary>();
+  if (!b || e.type() != i64_t()) return Expr();
+  Expr ca = step_along(b->a, var), cb = step_along(b->b, var);
+  if (!ca.defined() || !cb.defined()) return Expr();
+  if (b->op == BinOp::Add) return simplify(ca + cb);
+  if (b->op == BinOp::Sub) return simplify(ca - cb);
+  if (b->op == BinOp::Mul && !uses_name(b->a, var)) return simplify(b->a * cb);
+  if (b->op == BinOp::Mul && !uses_name(b->b, var)) return simplify(ca * b->b);
+  return Expr();
+}
+
+// Whether the micro-kernel can broadcast A straight from the operand instead
+// of packing it: A is a plain load already of the accumulation dtype (no
+// conversion, no computed element such as an im2col's padding) whose address
+// steps by 1 along k, or by a stride parameter that is usually 1. Measured on
+// Zen 5, this beats packed A panels by 10-12% at 1024 and 2048 (and saves the
+// packing); a transposed A (contiguous along m) is packed.
+bool reads_rows_in_place(const GemmSpec& spec) {
+  if (spec.a_contiguous_m) return false;
+  Index pb;
+  for (size_t d = 0; d < spec.batch.size(); ++d) pb.push_back(Var::make(i64_t(), "probe_b"));
+  Expr pm = Var::make(i64_t(), "probe_m"), pk = Var::make(i64_t(), "probe_k");
+  Expr e = spec.a(pb, pm, pk);
+  const Load* l = e.as<Load>();
+  if (!l || l->predicate.defined() || e.type().dtype != spec.acc) return false;
+  Expr step = step_along(l->index, "probe_k");
+  if (!step.defined()) return false;
+  int64_t c = 0;
+  if (is_const_int(step, &c)) return c == 1;
+  const Var* v = step.as<Var>();
+  if (!v) return false;
+  for (const auto& s : spec.specialize) {
+    if (s.first == v->name && s.second == 1) return true;
+  }
+  return false;
 }
 
 Stmt let(const Expr& var, const Expr& value, const Stmt& body) {
@@ -309,28 +368,44 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
   const int64_t MR = blk.mr, NR = blk.nr(), KC = blk.kc, MC = blk.mc, NC = blk.nc;
   const DType acc = spec.acc;
   const Expr M = spec.M, N = spec.N, K = spec.K;
-  const bool parallel = target.cores > 1;
 
   Index bidx;
   for (size_t d = 0; d < spec.batch.size(); ++d) bidx.push_back(ctx.loop_var("b"));
 
-  // Packing: every A and B panel of this batch element, one per task.
+  // Packing: every A and B panel of this batch element, one per task. An A
+  // shared by the whole batch (a convolution's weights) is packed once.
+  const bool a_once = !spec.batch.empty() && spec.a_batch_invariant;
+  const Index a_batch = a_once ? Index(spec.batch.size(), make_int(0)) : bidx;
   Buf ap = make_buf(ctx.fresh("Ap"), acc), bp = make_buf(ctx.fresh("Bp"), acc);
   Expr mp = ceil_div(M, MR), np = ceil_div(N, NR);
-  Expr p = ctx.loop_var("panel");
+  Expr p = Var::make(i64_t(), ctx.fresh("panel"));
   Stmt pack_a = pack_panel(ctx, spec, ap, p, MR, blk.lanes, spec.a_contiguous_m, M, K,
-                           [&](const Expr& m, const Expr& k) { return spec.a(bidx, m, k); });
+                           [&](const Expr& m, const Expr& k) { return spec.a(a_batch, m, k); });
   Expr q = Var::make(i64_t(), ctx.fresh("q"));
   Stmt pack_b = pack_panel(ctx, spec, bp, q, NR, blk.lanes, !spec.b_contiguous_k, N, K,
                            [&](const Expr& n, const Expr& k) { return spec.b(bidx, k, n); });
-  Stmt pack = For::make(p, make_int(0), simplify(mp + np),
-                        parallel ? ForKind::Parallel : ForKind::Serial,
-                        IfThenElse::make(p < mp, pack_a, LetStmt::make(q, p - mp, pack_b)));
+  Expr panel_work = simplify(K * make_int(MR));  // an A panel; a B panel is NR / MR of them
+  Stmt pack_once, pack;
+  const bool direct_a = reads_rows_in_place(spec);
+  if (direct_a) {
+    pack = parallel_tasks(ctx, np, simplify(panel_work * make_int(NR / MR)), target,
+                          [&](const Expr& task) { return LetStmt::make(q, task, pack_b); });
+  } else if (a_once) {
+    pack_once = parallel_tasks(ctx, mp, panel_work, target,
+                               [&](const Expr& task) { return LetStmt::make(p, task, pack_a); });
+    pack = parallel_tasks(ctx, np, simplify(panel_work * make_int(NR / MR)), target,
+                          [&](const Expr& task) { return LetStmt::make(q, task, pack_b); });
+  } else {
+    pack = parallel_tasks(ctx, simplify(mp + np), panel_work, target, [&](const Expr& task) {
+      Stmt s = IfThenElse::make(p < mp, pack_a, LetStmt::make(q, p - mp, pack_b));
+      return LetStmt::make(p, task, s);
+    });
+  }
 
   // The tiles: MC x NC blocks of C, K in blocks of KC.
   const bool one_block = k_static >= 0 && k_static <= KC;
   Expr tiles_m = ceil_div(M, MC), tiles_n = ceil_div(N, NC);
-  Expr t = ctx.loop_var("tile");
+  Expr t = Var::make(i64_t(), ctx.fresh("tile"));
   Expr i0 = Var::make(i64_t(), ctx.fresh("i0")), j0 = Var::make(i64_t(), ctx.fresh("j0"));
   Expr mc = Var::make(i64_t(), ctx.fresh("mc")), nc = Var::make(i64_t(), ctx.fresh("nc"));
   Expr kb = ctx.loop_var("kb");
@@ -347,7 +422,13 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
   };
   Stmt zero = tile.fill([&](const Expr&, const Expr&) { return imm(acc, 0); });
   Stmt update = tile.update(
-      kc, [&](const Expr& i, const Expr& k) { return Load::make(ap, a0 + k * make_int(MR) + i); },
+      kc,
+      [&](const Expr& i, const Expr& k) {
+        // Rows past M read row M-1 (never stored); the row offset is
+        // invariant in k, so only the k step remains in the loop.
+        if (direct_a) return spec.a(bidx, min(m0 + i, M - make_int(1)), p0 + k);
+        return Load::make(ap, a0 + k * make_int(MR) + i);
+      },
       [&](const Expr& j, const Expr& k) { return Load::make(bp, b0 + k * make_int(NR) + j); });
   Stmt final_store = tile.each(
       [&](const Expr& i, const Expr& j, const Expr& v) {
@@ -359,9 +440,8 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
   if (one_block) {
     micro = Block::make({zero, update, final_store});
   } else {
-    Stmt resume = tile.fill([&](const Expr& i, const Expr& j) {
-      return Load::make(cs, partial(i, j));
-    });
+    Stmt resume =
+        tile.fill([&](const Expr& i, const Expr& j) { return Load::make(cs, partial(i, j)); });
     Stmt keep = tile.each([&](const Expr& i, const Expr& j, const Expr& v) {
       return Store::make(cs, partial(i, j), v);
     });
@@ -381,15 +461,17 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
   tiles = let(i0, (t % tiles_m) * make_int(MC),
               let(j0, (t / tiles_m) * make_int(NC),
                   let(mc, min(make_int(MC), M - i0), let(nc, min(make_int(NC), N - j0), tiles))));
-  Stmt compute = For::make(t, make_int(0), simplify(tiles_m * tiles_n),
-                           parallel ? ForKind::Parallel : ForKind::Serial, tiles);
+  Stmt compute = parallel_tasks(ctx, simplify(tiles_m * tiles_n), make_int(MC * NC * KC), target,
+                                [&](const Expr& task) { return LetStmt::make(t, task, tiles); });
 
   Stmt body = Block::make({pack, compute});
   for (size_t d = bidx.size(); d-- > 0;) {
     body = For::make(bidx[d], make_int(0), spec.batch[d], ForKind::Serial, body);
   }
+  body = Block::make({pack_once, body});
   body = Allocate::make(bp, simplify(np * make_int(NR) * K), MemoryScope::Heap, body);
-  body = Allocate::make(ap, simplify(mp * make_int(MR) * K), MemoryScope::Heap, body);
+  if (!direct_a)
+    body = Allocate::make(ap, simplify(mp * make_int(MR) * K), MemoryScope::Heap, body);
   return body;
 }
 

@@ -14,7 +14,8 @@
 //   for (b) for (m, 0, M) for (n, 0, N) { acc = 0; for (k, 0, K) acc += A*B; store(acc) }
 //
 // Packed (BLIS-style), per batch element (a batch over one shared B folds
-// into M first); KC, MC, NC from gemm_blocking:
+// into M first; an A shared by the batch is packed once); KC, MC, NC from
+// gemm_blocking:
 //   allocate Ap[f32 * ceil(M/MR)*MR*K], Bp[f32 * ceil(N/NR)*NR*K] in heap
 //   for (panel, 0, ceil(M/MR) + ceil(N/NR)) parallel {  // pack: one panel per task
 //     A panel p: Ap[(p*K + k)*MR + i] = A[p*MR + i, k]   (f32; 0 past M)
@@ -51,8 +52,11 @@
 // (4 outputs per task, vectorize_reduction) when the matrix is contiguous
 // along K, else as a one-row micro-tile of 8 vectors along the output.
 //
-// Packing reads each operand once per panel, converts to the accumulation
-// dtype (f32 for f32/f16/bf16, f64 for f64), and is versioned on unit strides
+// A is packed only when it must be (a conversion, a computed element, not
+// contiguous along k): otherwise the micro-kernel broadcasts it in place,
+// a[min(m0 + i, M - 1), p0 + k]. Packing reads each operand once per panel,
+// converts to the accumulation dtype (f32 for f32/f16/bf16, f64 for f64), and
+// is versioned on unit strides
 // (GemmSpec::specialize) where it loads vectors; small and gemv, which load
 // vectors from the operands in their inner loops, fall back to a plain nest
 // for strides other than those. Integer matmul stays on the naive nest.
@@ -96,8 +100,8 @@ struct GemmSpec {
 
   std::vector<Expr> batch;  // batch dims, outermost first (may be empty)
   Expr M, N, K;
-  Operand a;  // a(batch, m, k): an element of A (any floating dtype)
-  Operand b;  // b(batch, k, n): an element of B
+  Operand a;               // a(batch, m, k): an element of A (any floating dtype)
+  Operand b;               // b(batch, k, n): an element of B
   DType acc = DType::F32;  // F32 (f32/f16/bf16 operands) or F64
   // The final value of C(batch, m, n), of dtype `acc`: called once per output
   // element in the generated code, possibly inside a loop the generator then

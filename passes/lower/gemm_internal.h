@@ -30,11 +30,12 @@ Stmt versioned(const Stmt& s, const GemmSpec& spec);
 bool uses_name(const Expr& e, const std::string& name);
 bool uses_name(const Stmt& s, const std::string& name);
 
-// `s` for each task t in [0, tasks), run on the thread pool (when `parallel`)
-// in blocks of at least `grain` work, given the work of one task; a problem
-// smaller than the grain runs on the calling thread.
+// `body(t)` for each task t in [0, tasks), spread over at most 4 workers per
+// core of `target` (worker w runs tasks w, w + P, ...), with at least ~10 us
+// of work per worker given the work of one task; a problem smaller than that
+// runs on the calling thread.
 Stmt parallel_tasks(LowerContext& ctx, const Expr& tasks, const Expr& work_per_task,
-                    bool parallel, const std::function<Stmt(const Expr& t)>& body);
+                    const CpuTarget& target, const std::function<Stmt(const Expr& t)>& body);
 
 // The batch dims of `spec` folded into M when B does not depend on the batch
 // index: one larger GEMM with the same operands and stores.

@@ -36,7 +36,7 @@ Stmt plain_gemm(LowerContext& ctx, const GemmSpec& spec, const CpuTarget& target
   const DType acc = spec.acc;
   Expr rows = simplify(product(spec.batch) * spec.M);
   Expr work = simplify(spec.N * max(spec.K, make_int(1)));
-  return parallel_tasks(ctx, rows, work, target.cores > 1, [&](const Expr& t) {
+  return parallel_tasks(ctx, rows, work, target, [&](const Expr& t) {
     BatchTask bt = batch_task(t, spec.M, spec.batch);
     Expr n = ctx.loop_var("n"), k = ctx.loop_var("k");
     Scratch sum = make_scratch(ctx, "sum", acc);
@@ -74,12 +74,14 @@ Index probe_batch(const GemmSpec& spec) {
   return b;
 }
 
-// y[p] = sum_k x(k) * w(k, p) for p in [0, P), one register tile of `rows`
-// x nr outputs per task, reading the operands directly. Rows past `rows_n`
-// read the last row and are not stored; columns past `cols` are masked.
+// The register tile of the unpacked algorithms: mr rows x nv vectors of lanes.
 struct DirectTiles {
   int mr, nv, lanes;
 };
+
+// C = A B in micro-tiles read straight from the operands, one block of mr
+// rows (all of N) per task. Rows past M read row M-1 and are not stored;
+// columns past N are masked.
 
 Stmt direct_tiles(LowerContext& ctx, const GemmSpec& spec, const CpuTarget& target,
                   const DirectTiles& shape) {
@@ -90,28 +92,28 @@ Stmt direct_tiles(LowerContext& ctx, const GemmSpec& spec, const CpuTarget& targ
   Expr mblocks = ceil_div(M, MR);
   Expr tasks = simplify(product(spec.batch) * mblocks);
   Expr work = simplify(make_int(MR) * N * max(K, make_int(1)));
-  Stmt s = parallel_tasks(ctx, tasks, work, target.cores > 1, [&](const Expr& t) {
+  Stmt s = parallel_tasks(ctx, tasks, work, target, [&](const Expr& t) {
     BatchTask bt = batch_task(t, mblocks, spec.batch);
     Expr m0 = Var::make(i64_t(), ctx.fresh("m0")), n0 = Var::make(i64_t(), ctx.fresh("n0"));
     Expr jr = ctx.loop_var("jr");
     Expr last_row = simplify(M - make_int(1));
-    Stmt body = Block::make(
-        {tile.fill([&](const Expr&, const Expr&) { return imm(acc, 0); }),
-         tile.update(
-             K,
-             [&](const Expr& i, const Expr& k) {
-               return spec.a(bt.batch, min(m0 + i, last_row), k);
-             },
-             [&](const Expr& j, const Expr& k) {
-               Expr n = n0 + j;
-               return guard_loads(cast_to(spec.b(bt.batch, k, n), acc), n < N);
-             }),
-         tile.each(
-             [&](const Expr& i, const Expr& j, const Expr& v) {
-               Expr n = n0 + j;
-               return IfThenElse::make(n < N, spec.store(bt.batch, m0 + i, n, v));
-             },
-             [&](const Expr& i) { return m0 + i < M; })});
+    Stmt body =
+        Block::make({tile.fill([&](const Expr&, const Expr&) { return imm(acc, 0); }),
+                     tile.update(
+                         K,
+                         [&](const Expr& i, const Expr& k) {
+                           return spec.a(bt.batch, min(m0 + i, last_row), k);
+                         },
+                         [&](const Expr& j, const Expr& k) {
+                           Expr n = n0 + j;
+                           return guard_loads(cast_to(spec.b(bt.batch, k, n), acc), n < N);
+                         }),
+                     tile.each(
+                         [&](const Expr& i, const Expr& j, const Expr& v) {
+                           Expr n = n0 + j;
+                           return IfThenElse::make(n < N, spec.store(bt.batch, m0 + i, n, v));
+                         },
+                         [&](const Expr& i) { return m0 + i < M; })});
     body = tile.allocate(body);
     body = LetStmt::make(n0, jr * make_int(NR), body);
     body = For::make(jr, make_int(0), ceil_div(N, NR), ForKind::Serial, body);
@@ -134,7 +136,7 @@ Stmt dot_rows(LowerContext& ctx, const GemmSpec& spec, const CpuTarget& target, 
   Expr blocks = ceil_div(P, kRows);
   Expr tasks = simplify(product(spec.batch) * blocks);
   Expr work = simplify(make_int(kRows) * max(spec.K, make_int(1)));
-  Stmt s = parallel_tasks(ctx, tasks, work, target.cores > 1, [&](const Expr& t) {
+  Stmt s = parallel_tasks(ctx, tasks, work, target, [&](const Expr& t) {
     BatchTask bt = batch_task(t, blocks, spec.batch);
     Expr p0 = Var::make(i64_t(), ctx.fresh("p0"));
     Expr k = ctx.loop_var("k");
@@ -185,14 +187,16 @@ Stmt gemv(LowerContext& ctx, const GemmSpec& spec, const CpuTarget& target) {
   if (row && (spec.b_contiguous_k || col)) {
     // y[n] = sum_k a[k] * B[k, n], B contiguous along k: dot products.
     return dot_rows(
-        ctx, spec, target, spec.N, [&](const Index& b, const Expr& k) { return spec.a(b, zero, k); },
+        ctx, spec, target, spec.N,
+        [&](const Index& b, const Expr& k) { return spec.a(b, zero, k); },
         [&](const Index& b, const Expr& k, const Expr& p) { return spec.b(b, k, p); },
         [&](const Index& b, const Expr& p, const Expr& v) { return spec.store(b, zero, p, v); });
   }
   if (col && !spec.a_contiguous_m) {
     // y[m] = sum_k A[m, k] * b[k], A contiguous along k: dot products.
     return dot_rows(
-        ctx, spec, target, spec.M, [&](const Index& b, const Expr& k) { return spec.b(b, k, zero); },
+        ctx, spec, target, spec.M,
+        [&](const Index& b, const Expr& k) { return spec.b(b, k, zero); },
         [&](const Index& b, const Expr& k, const Expr& p) { return spec.a(b, p, k); },
         [&](const Index& b, const Expr& p, const Expr& v) { return spec.store(b, p, zero, v); });
   }

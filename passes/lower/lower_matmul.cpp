@@ -142,8 +142,7 @@ Stmt lower_with(GemmAlgorithm algorithm, NodeLowering& n, const std::vector<OutB
   const OutBuf out = outs[0];
   const Operand bias = linear ? n.in(2) : Operand{};
   auto out_index = p.out_index;
-  s.store = [out, bias, out_index](const Index& bi, const Expr& m, const Expr& nn,
-                                   const Expr& v) {
+  s.store = [out, bias, out_index](const Index& bi, const Expr& m, const Expr& nn, const Expr& v) {
     Index o = out_index(bi, m, nn);
     // linear's bias joins the product before any fused consumer sees it.
     Expr value = bias.is_none() ? v : v + cast_to(bias.broadcast_at(o), v.type().dtype);
@@ -182,7 +181,9 @@ Stmt lower_naive(NodeLowering& n, const std::vector<OutBuf>& outs) {
     Index o = p.out_index(bi, m, nn);
     return reduce_into(
         n.ctx, outs[0], o, acc_t, s.K,
-        [&](const Expr& k) { return cast_to(s.a(bi, m, k), acc_t) * cast_to(s.b(bi, k, nn), acc_t); },
+        [&](const Expr& k) {
+          return cast_to(s.a(bi, m, k), acc_t) * cast_to(s.b(bi, k, nn), acc_t);
+        },
         [&](const Expr& acc) {
           return bias.is_none() ? acc : acc + cast_to(bias.broadcast_at(o), acc_t);
         });
@@ -288,9 +289,10 @@ bool packing_pays(const Sizes& s, const CpuTarget& t, std::string* why) {
   return true;
 }
 
-AlgorithmLowering candidate(const char* name, GemmAlgorithm algorithm,
-                            std::function<bool(const ir::Node&, const CpuTarget&, std::string*)> ok,
-                            std::function<double(const ir::Node&, const CpuTarget&, std::string*)> score) {
+AlgorithmLowering candidate(
+    const char* name, GemmAlgorithm algorithm,
+    std::function<bool(const ir::Node&, const CpuTarget&, std::string*)> ok,
+    std::function<double(const ir::Node&, const CpuTarget&, std::string*)> score) {
   AlgorithmLowering a;
   a.name = name;
   a.applies = std::move(ok);
@@ -303,24 +305,25 @@ AlgorithmLowering candidate(const char* name, GemmAlgorithm algorithm,
 
 std::vector<AlgorithmLowering> matmul_algorithms() {
   std::vector<AlgorithmLowering> v;
-  v.push_back(candidate(
-      "gemm.packed", GemmAlgorithm::Packed, floating_applies,
-      [](const ir::Node& n, const CpuTarget& t, std::string* why) {
-        Sizes s = sizes_of(n);
-        bool pays = packing_pays(s, t, why);
-        const int64_t rows = s.batch >= 0 && s.M >= 0 ? s.batch * s.M : -1;
-        *why += " (" + gemm_blocking(t, accum_dtype(s.dtype), rows, s.N, s.K).str() + ")";
-        return pays ? 2.0 : 1.0;
-      }));
+  v.push_back(
+      candidate("gemm.packed", GemmAlgorithm::Packed, floating_applies,
+                [](const ir::Node& n, const CpuTarget& t, std::string* why) {
+                  Sizes s = sizes_of(n);
+                  bool pays = packing_pays(s, t, why);
+                  const int64_t rows = s.batch >= 0 && s.M >= 0 ? s.batch * s.M : -1;
+                  *why += " (" + gemm_blocking(t, accum_dtype(s.dtype), rows, s.N, s.K).str() + ")";
+                  return pays ? 2.0 : 1.0;
+                }));
   v.push_back(candidate("gemm.small", GemmAlgorithm::Small, floating_applies,
                         [](const ir::Node& n, const CpuTarget& t, std::string* why) {
                           Sizes s = sizes_of(n);
                           std::string pays;
                           bool big = packing_pays(s, t, &pays);
-                          *why = big ? "register tiles reading B in place for every block of " +
-                                           std::to_string(gemm_blocking(t, accum_dtype(s.dtype)).mr) +
-                                           " rows"
-                                     : pays + ": register tiles straight from the operands";
+                          *why =
+                              big ? "register tiles reading B in place for every block of " +
+                                        std::to_string(gemm_blocking(t, accum_dtype(s.dtype)).mr) +
+                                        " rows"
+                                  : pays + ": register tiles straight from the operands";
                           return big ? 1.0 : 2.0;
                         }));
   v.push_back(candidate(

@@ -23,16 +23,18 @@ Tensor rnd(const Shape& s, uint64_t seed, DType t = DType::F32) {
 }
 
 // A packed input buffer of the kernel as an Operand (what lower_graph builds).
-lower::Operand input_operand(lower::LowerContext& ctx, const ir::Value* v, const std::string& name) {
+lower::Operand input_operand(lower::LowerContext& ctx, const ir::Value* v,
+                             const std::string& name) {
   std::vector<Expr> dims = ctx.dims(v->type().dims());
   int i = ctx.add_buffer(v, passes::BufferRole::Input, name, v->type().dtype(), dims, false);
   Buf buf = ctx.buffers()[size_t(i)].buf;
   std::vector<Expr> strides = lower::packed_strides(dims);
-  return lower::tensor_operand(v->type().dtype(), dims,
-                               [buf, strides](const lower::Index& idx) {
-                                 return Load::make(buf, lower::offset_of(idx, strides));
-                               },
-                               v->type());
+  return lower::tensor_operand(
+      v->type().dtype(), dims,
+      [buf, strides](const lower::Index& idx) {
+        return Load::make(buf, lower::offset_of(idx, strides));
+      },
+      v->type());
 }
 
 struct EpilogueCase {
@@ -52,14 +54,15 @@ void check_epilogue(const EpilogueCase& c) {
   ir::Graph g("ep");
   Dim m_dim = c.symbolic_m ? Dim::sym("M") : Dim(c.M);
   ir::Value* x = g.add_input("x", Type::tensor(DType::F32, {m_dim, c.K}));
-  ir::Value* w = g.add_input(
-      "w", Type::tensor(DType::F32, linear ? ir::Dims{c.N, c.K} : ir::Dims{c.K, c.N}));
+  ir::Value* w =
+      g.add_input("w", Type::tensor(DType::F32, linear ? ir::Dims{c.N, c.K} : ir::Dims{c.K, c.N}));
   ir::Value* bias = linear ? g.add_input("bias", Type::tensor(DType::F32, {c.N})) : nullptr;
   std::vector<ir::Value*> ins = {x, w};
   if (linear) ins.push_back(bias);
   ir::Value* out = g.apply1(c.op, ins);
   g.set_outputs({out});
-  std::vector<Tensor> feed = {rnd({c.M, c.K}, 1), rnd(linear ? Shape{c.N, c.K} : Shape{c.K, c.N}, 2)};
+  std::vector<Tensor> feed = {rnd({c.M, c.K}, 1),
+                              rnd(linear ? Shape{c.N, c.K} : Shape{c.K, c.N}, 2)};
   if (linear) feed.push_back(rnd({c.N}, 3));
   Tensor ep_bias = rnd({c.N}, 4);
   Tensor product = ir::interpret(g, feed)[0];  // linear's own bias included
@@ -78,14 +81,15 @@ void check_epilogue(const EpilogueCase& c) {
     Buf ep_b = make_buf("ep_bias", DType::F32), out16 = make_buf("out16", DType::F16);
     Buf count = make_buf("count", DType::I32);
     std::vector<Expr> dims = ctx.dims(out->type().dims());
-    lower::OutBuf ob(make_buf("product_unused", DType::F32), dims,
-                     [&](const lower::Index& idx, const Expr& v) {
-                       Expr flat = lower::flat_index(idx, dims);
-                       Expr y = max(v + Load::make(ep_b, idx.back()), make_zero(v.type()));
-                       return Block::make(
-                           {Store::make(out16, flat, Cast::make({DType::F16, 1}, y)),
-                            Store::make(count, flat, Load::make(count, flat) + IntImm::make({DType::I32, 1}, 1))});
-                     });
+    lower::OutBuf ob(
+        make_buf("product_unused", DType::F32), dims, [&](const lower::Index& idx, const Expr& v) {
+          Expr flat = lower::flat_index(idx, dims);
+          Expr y = max(v + Load::make(ep_b, idx.back()), make_zero(v.type()));
+          return Block::make(
+              {Store::make(out16, flat, Cast::make({DType::F16, 1}, y)),
+               Store::make(count, flat,
+                           Load::make(count, flat) + IntImm::make({DType::I32, 1}, 1))});
+        });
     const lower::AlgorithmLowering* algo = nullptr;
     for (const lower::AlgorithmLowering& a : l.algorithms) {
       if (a.name == name) algo = &a;

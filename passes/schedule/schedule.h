@@ -136,7 +136,7 @@ loop::Stmt fold_storage(const loop::Stmt& s, const std::vector<loop::Buf>& candi
                         std::vector<loop::Buf>* folded);
 
 struct ScheduleTarget {
-  int vector_width = 8;  // lanes (8 f32 lanes on AVX2)
+  int vector_width = 8;  // lanes (compile() sets the host's f32 lanes: 8 on AVX2, 16 on AVX-512)
   int accumulators = 4;  // independent vector partial results per reduction loop
   bool parallel = true;  // mark outer loops parallel
   // The least work (stored elements) one parallel task gets: outer loops with

@@ -5,6 +5,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <sstream>
 #include <thread>
 
@@ -80,11 +83,17 @@ const CpuInfo& host_cpu_info() {
     c.avx512f = __builtin_cpu_supports("avx512f");
     c.avx512bw = __builtin_cpu_supports("avx512bw");
     c.avx512vl = __builtin_cpu_supports("avx512vl");
-    c.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
-    c.avx512_fp16 = __builtin_cpu_supports("avx512fp16");
-    c.avx_vnni = __builtin_cpu_supports("avxvnni");
-    // f16c has no __builtin_cpu_supports name in GCC 12; every AVX2 CPU has it.
-    c.f16c = c.avx2;
+    // The newer extensions are read from CPUID directly: their
+    // __builtin_cpu_supports names differ between GCC 12 and clang 14 (the
+    // fuzz build), and some are missing from either. The OS-enabled register
+    // state is already implied by avx/avx512f above.
+    unsigned a = 0, b = 0, cx = 0, d = 0;
+    if (__get_cpuid(1, &a, &b, &cx, &d)) c.f16c = c.avx && (cx & (1u << 29));
+    if (__get_cpuid_count(7, 0, &a, &b, &cx, &d)) c.avx512_fp16 = c.avx512f && (d & (1u << 23));
+    if (__get_cpuid_count(7, 1, &a, &b, &cx, &d)) {
+      c.avx_vnni = c.avx2 && (a & (1u << 4));
+      c.avx512_bf16 = c.avx512f && (a & (1u << 5));
+    }
 #endif
     read_caches(c);
     unsigned hw = std::thread::hardware_concurrency();

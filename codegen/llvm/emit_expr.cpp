@@ -107,6 +107,12 @@ const Expr* Emitter::strided_base(const Expr& index, int* stride) {
   return &r->base;
 }
 
+const loop::Ramp* Emitter::runtime_strided(const Expr& index) {
+  const loop::Ramp* r = index.as<loop::Ramp>();
+  if (!r || loop::is_const_int(r->stride) || r->stride.type().lanes != 1) return nullptr;
+  return r;
+}
+
 llvm::Value* Emitter::strided_mask(llvm::Value* lane_mask, int lanes, int stride) {
   // The span is lanes * stride elements (a power-of-two vector); the ones
   // past the last wanted element are never touched.
@@ -411,6 +417,33 @@ llvm::Value* Emitter::emit_load(const loop::Load* op) {
     std::vector<int> pick;
     for (int l = 0; l < lanes; ++l) pick.push_back(l * stride);
     v = b_.CreateShuffleVector(all, pick);
+  } else if (const loop::Ramp* r = runtime_strided(op->index)) {
+    // A stride known only at run time (an input's stride argument) is almost
+    // always 1: branch to a dense load then, and gather otherwise. The branch
+    // is uniform, so it predicts perfectly; LLVM may unswitch it.
+    llvm::Value* is_dense = b_.CreateICmpEQ(emit(r->stride), llvm::ConstantInt::get(
+                                                                 scalar_type(ctx_, r->stride.type().dtype), 1));
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    auto* dense_bb = llvm::BasicBlock::Create(ctx_, "sload.dense", fn);
+    auto* gather_bb = llvm::BasicBlock::Create(ctx_, "sload.gather", fn);
+    auto* done_bb = llvm::BasicBlock::Create(ctx_, "sload.done", fn);
+    b_.CreateCondBr(is_dense, dense_bb, gather_bb);
+    b_.SetInsertPoint(dense_bb);
+    llvm::Value* ptr = element_ptr(op->buf, emit(r->base));
+    llvm::Value* dense = mask ? static_cast<llvm::Value*>(b_.CreateMaskedLoad(vec, ptr, align, mask, zero))
+                              : b_.CreateAlignedLoad(vec, ptr, align);
+    llvm::BasicBlock* dense_end = b_.GetInsertBlock();
+    b_.CreateBr(done_bb);
+    b_.SetInsertPoint(gather_bb);
+    llvm::Value* ptrs = element_ptr(op->buf, emit(op->index));
+    llvm::Value* gathered = b_.CreateMaskedGather(vec, ptrs, align, mask ? mask : all_true(lanes), zero);
+    llvm::BasicBlock* gather_end = b_.GetInsertBlock();
+    b_.CreateBr(done_bb);
+    b_.SetInsertPoint(done_bb);
+    llvm::PHINode* phi = b_.CreatePHI(vec, 2);
+    phi->addIncoming(dense, dense_end);
+    phi->addIncoming(gathered, gather_end);
+    v = phi;
   } else {
     llvm::Value* ptrs = element_ptr(op->buf, emit(op->index));
     v = b_.CreateMaskedGather(vec, ptrs, align, mask ? mask : all_true(lanes), zero);

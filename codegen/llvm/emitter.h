@@ -48,6 +48,10 @@ class Emitter {
   // spanned): its scalar base and the stride, else nullptr. Such accesses are
   // one wide masked load or store plus a shuffle instead of a gather/scatter.
   const loop::Expr* strided_base(const loop::Expr& index, int* stride);
+  // A Ramp index whose stride is not a constant: the ramp, else nullptr.
+  // Loads through it test the stride for 1 at run time (dense load, else a
+  // gather).
+  const loop::Ramp* runtime_strided(const loop::Expr& index);
   // The mask of the wide access behind a strided one: element j of the span
   // is wanted when j % stride == 0 and the access's lane j / stride is on.
   llvm::Value* strided_mask(llvm::Value* lane_mask, int lanes, int stride);

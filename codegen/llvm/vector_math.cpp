@@ -4,8 +4,8 @@
 // of 8 floats stays 8-wide). Accuracy and the choices behind each function are
 // in docs/vector-math.md; tests/unit/vector_math_test.cpp measures them.
 //
-//   f32: exp, log, expm1, log1p, tanh, sigmoid evaluated in f32;
-//        sin, cos, erf, pow evaluated in f64 (exact argument squares and
+//   f32: exp, log, expm1, log1p, tanh, sigmoid, erf evaluated in f32;
+//        sin, cos, pow evaluated in f64 (exact argument squares and
 //        reductions) and rounded once to f32.
 //   f64: exp, log, expm1, log1p, tanh, sigmoid by the same generic code with
 //        more terms; sin, cos, erf, pow call libm per lane.
@@ -32,6 +32,21 @@ constexpr double kErfcxCoeffs[] = {
     0.002403782069922871,    -0.005570700586254282,   0.012489356941208767,
     -0.027005296932016098,   0.05611049425502124,     -0.11152102018260106,
     0.21080636405480982};
+
+// f32 erf, |x| < 1: erf(x) = x + x * P(x^2), P highest degree first
+// (weighted least-squares fit of erf(x)/x - 1 on Chebyshev nodes in x^2;
+// the x + x * P form keeps the leading 1.128 exact).
+constexpr double kErfSmallF32[] = {7.847259257687256e-05,  -0.0008008189615793526,
+                                   0.005188099108636379,   -0.026853691786527634,
+                                   0.1128358244895935,     -0.3761262595653534,
+                                   0.12837916612625122};
+// f32 erfcx(x) = erfc(x) * exp(x^2) on [1, 4] as a polynomial in
+// t = (x - 2.5) * (2/3), highest degree first (relative least-squares fit).
+constexpr double kErfcxF32[] = {
+    -3.317872324259952e-05, 9.565718210069463e-05,  -0.00015413262008223683,
+    0.00036971690133213997, -0.0010070913704112172, 0.002424290170893073,
+    -0.0055716331116855145, 0.0124845951795578,     -0.02700497768819332,
+    0.056110888719558716,   -0.11152104288339615,   0.21080635488033295};
 
 class MathEmitter {
  public:
@@ -201,6 +216,23 @@ class MathEmitter {
     return sel(isnan(x), x, r);
   }
 
+  // erf evaluated in f32 throughout (16 lanes stay 16 lanes): two fitted
+  // polynomials and one f32 exp, x^2 split into hi + lo so exp(-x^2) keeps
+  // its accuracy. Within 3 ulp of the correctly rounded result.
+  Value* erf_f32(Value* x) {
+    Value* a = un(llvm::Intrinsic::fabs, x);
+    Value* small = fmla(x, horner(mul(x, x), kErfSmallF32), x);
+    Value* hi = mul(a, a);
+    Value* lo = b_.CreateIntrinsic(llvm::Intrinsic::fma, {fty_}, {a, a, b_.CreateFNeg(hi)});
+    Value* e = exp(b_.CreateFNeg(hi));
+    e = fmla(b_.CreateFNeg(e), lo, e);  // exp(-hi - lo) ~ exp(-hi) (1 - lo)
+    Value* t = mul(sub(a, c(2.5)), c(float(2.0 / 3.0)));
+    Value* mid = copysign(sub(c(1), mul(e, horner(t, kErfcxF32))), x);
+    Value* r = sel(b_.CreateFCmpOLT(a, c(4)), mid, copysign(c(1), x));
+    r = sel(b_.CreateFCmpOLT(a, c(1)), small, r);
+    return sel(isnan(x), x, r);
+  }
+
   // C pow semantics on top of exp(y * log|x|).
   Value* pow(Value* x, Value* y) {
     Value* r = exp(mul(y, log(un(llvm::Intrinsic::fabs, x))));
@@ -302,6 +334,7 @@ Value* emit_math_call(llvm::IRBuilder<>& b, const std::string& name,
   if (name == "trunc") return intrinsic(llvm::Intrinsic::trunc);
   if (name == "abs") return intrinsic(llvm::Intrinsic::fabs);
   if (name == "fma") return b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, args);
+  if (name == "erf" && !f64) return m.erf_f32(x);
   bool is_trig = name == "sin" || name == "cos";
   if (is_trig || name == "erf" || name == "pow") {
     if (f64) return libm_per_lane(b, name.c_str(), args);

@@ -354,6 +354,7 @@ class Simplifier : public IRMutator {
         }
         break;
       case BinOp::Mod:
+        if (integral && is_int_value(b, 1)) return make_zero(t);
         if (integral && t.lanes == 1 && const_int(b, &y) && y > 0) {
           if (Expr r = mod_by_const(a, y); r.defined()) return r;
         }

@@ -21,7 +21,8 @@ using namespace kiln::loop;  // NOLINT
 std::string GemmBlocking::str() const {
   return "mr " + std::to_string(mr) + " nr " + std::to_string(nr()) + " (" + std::to_string(nv) +
          " x " + std::to_string(lanes) + " lanes) kc " + std::to_string(kc) + " mc " +
-         std::to_string(mc) + " nc " + std::to_string(nc);
+         std::to_string(mc) + " nc " + std::to_string(nc) +
+         (nc_narrow != nc ? " (" + std::to_string(nc_narrow) + " while A fits a quarter of L3)" : "");
 }
 
 GemmBlocking gemm_blocking(const CpuTarget& t, DType acc, int64_t M, int64_t N, int64_t K) {
@@ -54,8 +55,22 @@ GemmBlocking gemm_blocking(const CpuTarget& t, DType acc, int64_t M, int64_t N, 
   // stays in a third of L2 next to the B micro-panel.
   b.mc = std::clamp<int64_t>((t.l2_bytes / 3) / (b.kc * bytes) / mr * mr, mr, 16 * mr);
   // NC: the tile's width; each B micro-panel streams through once per tile.
+  // Each task packs the B column block it multiplies (see packed_gemm), and
+  // every column block reads all of A once more: while A is small enough to
+  // stay in L3 (a quarter of it), narrow blocks of 2 NR win (the packed block
+  // stays nearer L2; 256x4096x1024 5.6 ms vs 6.2 ms at 8 NR on Zen 5);
+  // otherwise re-reading A costs more than that gains (2048^3: 40 ms at 8 NR,
+  // 44 ms at 2 NR). Unknown M or K: packed_gemm picks one at run time.
   b.nc = 8 * nr;
-  if (N >= 0) b.nc = std::min(b.nc, std::max(nr, round_up(N, nr)));
+  b.nc_narrow = 2 * nr;
+  if (M >= 0 && K >= 0) {
+    if (M * K * bytes <= t.l3_bytes / 4) b.nc = b.nc_narrow;
+    b.nc_narrow = b.nc;
+  }
+  if (N >= 0) {
+    b.nc = std::min(b.nc, std::max(nr, round_up(N, nr)));
+    b.nc_narrow = std::min(b.nc_narrow, b.nc);
+  }
   if (M >= 0) b.mc = std::min(b.mc, std::max(mr, round_up(M, mr)));
   // Enough tiles for every core to take a few (the pool balances them).
   if (M >= 0 && N >= 0 && t.cores > 1) {
@@ -63,6 +78,7 @@ GemmBlocking gemm_blocking(const CpuTarget& t, DType acc, int64_t M, int64_t N, 
     while (tiles() < 4 * int64_t(t.cores)) {
       if (b.nc > 2 * nr) {
         b.nc = round_up(b.nc / 2, nr);
+        b.nc_narrow = b.nc;
       } else if (b.mc > mr) {
         b.mc = round_up(b.mc / 2, mr);
       } else {
@@ -251,8 +267,9 @@ Stmt MicroTile::allocate(const Stmt& body) const {
 
 namespace {
 
-// Packs one panel of an operand: dst[(p * K + k) * width + r] = value(p *
-// width + r, k) for r in [0, width), zero for rows past `extent`. A full panel
+// Packs one panel of an operand: dst[(d * K + k) * width + r] = value(p *
+// width + r, k) for r in [0, width), zero for rows past `extent` (p is
+// `panel`, d is `dst_panel`, by default the same). A full panel
 // (the common case) runs without guards. When the operand is contiguous along
 // its rows (B along n, a transposed A) the row loop is vectorized in chunks of
 // `lanes`, and versioned on the spec's unit strides so the loads are dense;
@@ -262,7 +279,9 @@ namespace {
 // extent instead of branching around loads.
 Stmt pack_panel(LowerContext& ctx, const GemmSpec& spec, const Buf& dst, const Expr& panel,
                 int64_t width, int lanes, bool rows_contiguous, const Expr& extent, const Expr& K,
-                const std::function<Expr(const Expr& row, const Expr& k)>& value) {
+                const std::function<Expr(const Expr& row, const Expr& k)>& value,
+                Expr dst_panel = Expr()) {
+  if (!dst_panel.defined()) dst_panel = panel;
   const DType acc = spec.acc;
   const bool vector = rows_contiguous && lanes > 1;
   auto version = [&](bool guarded) {
@@ -277,7 +296,7 @@ Stmt pack_panel(LowerContext& ctx, const GemmSpec& spec, const Buf& dst, const E
     } else {
       v = Select::make(in, cast_to(value(min(row, extent - make_int(1)), k), acc), imm(acc, 0));
     }
-    Stmt s = Store::make(dst, (panel * K + k) * make_int(width) + r, v);
+    Stmt s = Store::make(dst, (dst_panel * K + k) * make_int(width) + r, v);
     if (vector) {
       const int64_t chunk = width % lanes == 0 ? lanes : width;
       Expr c = ctx.loop_var("rc"), l = ctx.loop_var("rl");
@@ -404,7 +423,11 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
 
   // The tiles: MC x NC blocks of C, K in blocks of KC.
   const bool one_block = k_static >= 0 && k_static <= KC;
-  Expr tiles_m = ceil_div(M, MC), tiles_n = ceil_div(N, NC);
+  // NC as the loops see it: a run-time choice when the blocking leaves one
+  // (A read in place, size of A unknown until run time).
+  const bool nc_at_run_time = direct_a && blk.nc_narrow != blk.nc;
+  Expr NCx = nc_at_run_time ? Var::make(i64_t(), ctx.fresh("ncb")) : make_int(NC);
+  Expr tiles_m = ceil_div(M, MC), tiles_n = simplify((N + NCx - make_int(1)) / NCx);
   Expr t = Var::make(i64_t(), ctx.fresh("tile"));
   Expr i0 = Var::make(i64_t(), ctx.fresh("i0")), j0 = Var::make(i64_t(), ctx.fresh("j0"));
   Expr mc = Var::make(i64_t(), ctx.fresh("mc")), nc = Var::make(i64_t(), ctx.fresh("nc"));
@@ -415,10 +438,13 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
   Expr m0 = Var::make(i64_t(), ctx.fresh("m0")), n0 = Var::make(i64_t(), ctx.fresh("n0"));
   Expr a0 = Var::make(i64_t(), ctx.fresh("a0")), b0 = Var::make(i64_t(), ctx.fresh("b0"));
   Buf cs = make_buf(ctx.fresh("Cs"), acc);  // partial sums of the tile over K blocks
+  // With A read in place, each task packs its own column block of B (below).
+  Buf bt = make_buf(ctx.fresh("Bt"), acc);
+  const Buf& bsrc = direct_a ? bt : bp;
 
   MicroTile tile(ctx, blk.mr, blk.nv, blk.lanes, acc, target.fma);
   auto partial = [&](const Expr& i, const Expr& j) {
-    return simplify((ir * make_int(MR) + i) * make_int(NC) + jr * make_int(NR) + j);
+    return simplify((ir * make_int(MR) + i) * NCx + jr * make_int(NR) + j);
   };
   Stmt zero = tile.fill([&](const Expr&, const Expr&) { return imm(acc, 0); });
   Stmt update = tile.update(
@@ -429,7 +455,7 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
         if (direct_a) return spec.a(bidx, min(m0 + i, M - make_int(1)), p0 + k);
         return Load::make(ap, a0 + k * make_int(MR) + i);
       },
-      [&](const Expr& j, const Expr& k) { return Load::make(bp, b0 + k * make_int(NR) + j); });
+      [&](const Expr& j, const Expr& k) { return Load::make(bsrc, b0 + k * make_int(NR) + j); });
   Stmt final_store = tile.each(
       [&](const Expr& i, const Expr& j, const Expr& v) {
         Expr n = n0 + j;
@@ -449,27 +475,83 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
                          IfThenElse::make(kb == kblocks - make_int(1), final_store, keep)});
   }
   micro = tile.allocate(micro);
-  micro = let(m0, i0 + ir * make_int(MR),
-              let(n0, j0 + jr * make_int(NR),
-                  let(a0, ((i0 / make_int(MR) + ir) * K + p0) * make_int(MR),
-                      let(b0, ((j0 / make_int(NR) + jr) * K + p0) * make_int(NR), micro))));
-  Stmt tiles = For::make(ir, make_int(0), ceil_div(mc, MR), ForKind::Serial, micro);
-  tiles = For::make(jr, make_int(0), ceil_div(nc, NR), ForKind::Serial, tiles);
-  tiles = let(p0, kb * make_int(KC), let(kc, min(make_int(KC), K - p0), tiles));
-  tiles = For::make(kb, make_int(0), kblocks, ForKind::Serial, tiles);
-  if (!one_block) tiles = Allocate::make(cs, make_int(MC * NC), MemoryScope::Heap, tiles);
-  tiles = let(i0, (t % tiles_m) * make_int(MC),
-              let(j0, (t / tiles_m) * make_int(NC),
-                  let(mc, min(make_int(MC), M - i0), let(nc, min(make_int(NC), N - j0), tiles))));
-  Stmt compute = parallel_tasks(ctx, simplify(tiles_m * tiles_n), make_int(MC * NC * KC), target,
-                                [&](const Expr& task) { return LetStmt::make(t, task, tiles); });
+  // The MC x NC tile at (i0, j0): its micro-tiles for every K block. B's
+  // micro-panel for (jr, kb) starts at b_panel(jr) * K + p0 panels of NR.
+  auto tile_body = [&](const Expr& b_panel) {
+    Stmt m = let(m0, i0 + ir * make_int(MR),
+                 let(n0, j0 + jr * make_int(NR),
+                     let(a0, ((i0 / make_int(MR) + ir) * K + p0) * make_int(MR),
+                         let(b0, (b_panel * K + p0) * make_int(NR), micro))));
+    Stmt s = For::make(ir, make_int(0), ceil_div(mc, MR), ForKind::Serial, m);
+    s = For::make(jr, make_int(0), ceil_div(nc, NR), ForKind::Serial, s);
+    s = let(p0, kb * make_int(KC), let(kc, min(make_int(KC), K - p0), s));
+    s = For::make(kb, make_int(0), kblocks, ForKind::Serial, s);
+    if (!one_block) s = Allocate::make(cs, simplify(make_int(MC) * NCx), MemoryScope::Heap, s);
+    return let(mc, min(make_int(MC), M - i0), let(nc, min(NCx, N - j0), s));
+  };
+  Stmt compute;
+  if (direct_a) {
+    // A is read in place, so only B needs packing, and each task packs the
+    // NC-wide column block of B it multiplies into scratch of its own just
+    // before using it (BLIS's order): the packed block is still in cache
+    // when the micro-kernel reads it, instead of the whole packed B making a
+    // round trip through memory between a packing phase and a compute phase.
+    // A task is one column block and every `split`-th of its row tiles:
+    // split > 1 (the block packed by each of its tasks) only when there are
+    // too few column blocks to spread evenly over the cores.
+    Expr per_block = simplify(NCx / make_int(NR));
+    const int64_t cores = std::max(1, target.cores);
+    auto even = [&](const Expr& s) {
+      return simplify(tiles_n * s % make_int(cores) == make_int(0) ||
+                      tiles_n * s >= make_int(4 * cores));
+    };
+    Expr split = make_int(std::min<int64_t>(cores, 8));
+    for (int64_t c = std::min<int64_t>(cores, 8) - 1; c >= 1; --c) {
+      split = Select::make(even(make_int(c)), make_int(c), split);
+    }
+    split = simplify(min(split, max(tiles_m, make_int(1))));
+    Expr splitv = is_const(split) ? split : Var::make(i64_t(), ctx.fresh("split"));
+    Expr jb = Var::make(i64_t(), ctx.fresh("jb")), part = Var::make(i64_t(), ctx.fresh("part"));
+    Expr qq = ctx.loop_var("qq"), it = ctx.loop_var("it");
+    Stmt pack_col = pack_panel(
+        ctx, spec, bt, q, NR, blk.lanes, !spec.b_contiguous_k, N, K,
+        [&](const Expr& n, const Expr& k) { return spec.b(bidx, k, n); }, qq);
+    pack_col = For::make(qq, make_int(0), simplify(min(per_block, np - jb * per_block)),
+                         ForKind::Serial, let(q, jb * per_block + qq, pack_col));
+    Stmt rows = For::make(it, make_int(0), simplify((tiles_m - part + splitv - make_int(1)) / splitv),
+                          ForKind::Serial,
+                          let(i0, (part + it * splitv) * make_int(MC), tile_body(jr)));
+    Stmt task_body = Allocate::make(bt, simplify(NCx * K), MemoryScope::Heap,
+                                    Block::make({pack_col, rows}));
+    task_body = let(j0, jb * NCx, task_body);
+    compute = parallel_tasks(
+        ctx, simplify(tiles_n * splitv), simplify(M * K * NCx / splitv), target,
+        [&](const Expr& task) {
+          return let(jb, task / splitv, let(part, task % splitv, task_body));
+        });
+    if (!is_const(split)) compute = LetStmt::make(splitv, split, compute);
+    if (nc_at_run_time) {
+      const int64_t bytes = int64_t(dtype_size(acc));
+      Expr a_small = M * K * make_int(bytes) <= make_int(target.l3_bytes / 4);
+      compute = LetStmt::make(
+          NCx, simplify(Select::make(a_small, make_int(blk.nc_narrow), make_int(NC))), compute);
+    }
+    pack = Stmt();
+  } else {
+    Stmt tiles = let(i0, (t % tiles_m) * make_int(MC),
+                     let(j0, (t / tiles_m) * make_int(NC), tile_body(j0 / make_int(NR) + jr)));
+    compute = parallel_tasks(ctx, simplify(tiles_m * tiles_n), make_int(MC * NC * KC), target,
+                             [&](const Expr& task) { return LetStmt::make(t, task, tiles); });
+  }
 
-  Stmt body = Block::make({pack, compute});
+  Stmt body = pack.defined() ? Block::make({pack, compute}) : compute;
   for (size_t d = bidx.size(); d-- > 0;) {
     body = For::make(bidx[d], make_int(0), spec.batch[d], ForKind::Serial, body);
   }
   body = Block::make({pack_once, body});
-  body = Allocate::make(bp, simplify(np * make_int(NR) * K), MemoryScope::Heap, body);
+  if (!direct_a) {
+    body = Allocate::make(bp, simplify(np * make_int(NR) * K), MemoryScope::Heap, body);
+  }
   if (!direct_a)
     body = Allocate::make(ap, simplify(mp * make_int(MR) * K), MemoryScope::Heap, body);
   return body;

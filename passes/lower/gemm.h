@@ -15,7 +15,12 @@
 //
 // Packed (BLIS-style), per batch element (a batch over one shared B folds
 // into M first; an A shared by the batch is packed once); KC, MC, NC from
-// gemm_blocking:
+// gemm_blocking. When A is read in place (below), each parallel task is one
+// NC-wide column block of C (or every split-th row tile of one, when the
+// blocks do not spread evenly over the cores): it packs that block of B into
+// scratch of its own, then runs the row tiles below against it while it is
+// still in cache; NC is then picked at run time when M or K is symbolic.
+// Otherwise both operands are packed in a parallel phase first:
 //   allocate Ap[f32 * ceil(M/MR)*MR*K], Bp[f32 * ceil(N/NR)*NR*K] in heap
 //   for (panel, 0, ceil(M/MR) + ceil(N/NR)) parallel {  // pack: one panel per task
 //     A panel p: Ap[(p*K + k)*MR + i] = A[p*MR + i, k]   (f32; 0 past M)
@@ -77,6 +82,9 @@ struct GemmBlocking {
   int lanes = 1;       // vector lanes of the accumulation dtype
   int mr = 1, nv = 1;  // micro-tile: mr rows x nv vectors (nr = nv * lanes columns)
   int64_t kc = 256, mc = 64, nc = 256;  // cache blocks: K, M (multiple of mr), N (multiple of nr)
+  // The N block when A (M x K) turns out at run time to fit a quarter of L3;
+  // equal to nc when the sizes are known (nc is then already the choice).
+  int64_t nc_narrow = 256;
   int nr() const { return nv * lanes; }
   std::string str() const;  // "mr 8 nr 48 (3 x 16 lanes) kc 256 mc 128 nc 480"
 };

@@ -247,6 +247,22 @@ TEST(Gemm, KSplitIntoBlocks) {
                    700, {"gemm.packed"}, Exec::Llvm, tiny_cache_target());
 }
 
+// Symbolic M and K: the width of the column blocks each task packs is picked
+// at run time (narrow while A fits a quarter of L3, 1 MiB here); both widths
+// run, with column-block counts that split evenly over the cores and not.
+TEST(Gemm, ColumnBlockWidthChosenAtRunTime) {
+  Mm s;
+  ir::Value* x = s.g->add_input("a", Type::tensor(DType::F32, {Dim::sym("M"), Dim::sym("K")}));
+  ir::Value* y = s.g->add_input("b", Type::tensor(DType::F32, {Dim::sym("K"), Dim::sym("N")}));
+  s.out(s.g->apply1("matmul", {x, y}));
+  check_algorithms(*s.g,
+                   {{rnd({30, 100}), rnd({100, 700}, DType::F32, 2)},     // A 12 KB: narrow
+                    {rnd({300, 300}), rnd({300, 700}, DType::F32, 3)},    // A 360 KB: wide
+                    {rnd({301, 257}), rnd({257, 1100}, DType::F32, 4)},   // wide, 3 blocks
+                    {rnd({7, 3}), rnd({3, 129}, DType::F32, 5)}},         // narrow, 2 blocks
+                   300, {"gemm.packed"}, Exec::Llvm, tiny_cache_target());
+}
+
 // --- the loop-IR evaluator runs the same nests ------------------------------------------------
 
 TEST(Gemm, LoopEvalAgrees) {

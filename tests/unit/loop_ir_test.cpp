@@ -68,6 +68,8 @@ TEST(Simplify, ConstantFoldingAndIdentities) {
   EXPECT_EQ(to_string(simplify(make_int(2) + var("x"))), "(x + 2)");
   EXPECT_EQ(to_string(simplify((var("x") + make_int(2)) + make_int(3))), "(x + 5)");
   EXPECT_EQ(to_string(simplify(var("x") - var("x"))), "0");
+  EXPECT_EQ(to_string(simplify(var("x") / make_int(1))), "x");
+  EXPECT_EQ(to_string(simplify(var("x") % make_int(1))), "0");
   // Floor semantics for integer division and modulo.
   EXPECT_EQ(to_string(simplify(make_int(-7) / make_int(2))), "-4");
   EXPECT_EQ(to_string(simplify(make_int(-7) % make_int(2))), "1");

@@ -53,6 +53,7 @@ RowResult run_kiln_sgemm(int64_t n, const Budget& budget) {
   });
   r.compile_s = compile_s;
   r.kernels = cf.num_kernels();
+  r.algorithm = explained_algorithms(cf);
   r.flops = 2.0 * double(n) * double(n) * double(n);
   r.input_sum = input_sum({ta, tb});
   return r;
@@ -119,6 +120,7 @@ RowResult run_kiln_conv(const ConvShape& s, const Budget& budget) {
   });
   r.compile_s = compile_s;
   r.kernels = cf.num_kernels();
+  r.algorithm = explained_algorithms(cf);
   r.flops = s.flops();
   r.input_sum = input_sum({tx, tw});
   return r;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <vector>
 
 namespace kiln::bench {
@@ -45,6 +46,19 @@ double sigmoid(double z) {
 }
 
 }  // namespace
+
+std::string explained_algorithms(const kiln::CompiledFunction& cf) {
+  std::istringstream text(cf.explain());
+  std::string line, out;
+  const std::string key = "  algorithm: ";
+  while (std::getline(text, line)) {
+    if (line.rfind(key, 0) != 0) continue;
+    std::string name = line.substr(key.size());
+    name = name.substr(0, name.find(' '));
+    out += (out.empty() ? "" : ", ") + name;
+  }
+  return out;
+}
 
 RowResult run_budgeted(const kiln::CompiledFunction& cf, const std::vector<kiln::Tensor>& inputs,
                        const Budget& budget,

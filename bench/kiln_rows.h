@@ -23,7 +23,12 @@ struct RowResult {
   double compile_s = 0;  // the one compile this row did
   double flops = 0;      // counted flops per call (contraction and model rows)
   double input_sum = 0;  // sum |x| over the inputs (bench_data.h; new rows only)
+  std::string algorithm;  // contraction rows: the algorithm explain names, if one
 };
+
+// The algorithms `kiln explain` names for the contractions of `cf` ("a, b"),
+// empty when there are none.
+std::string explained_algorithms(const kiln::CompiledFunction& cf);
 
 // The Kiln side of a contraction or model row: one timed first call whose
 // output `check` judges (worst error, <= 1 passes), then calls timed under

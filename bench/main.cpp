@@ -46,7 +46,8 @@ Json row_json(const kiln::bench::RowResult& r) {
       .num("kernels", r.kernels)
       .num("compile_s", r.compile_s)
       .num("flops", r.flops)
-      .num("input_sum", r.input_sum);
+      .num("input_sum", r.input_sum)
+      .str("algorithm", r.algorithm);
 }
 
 Json fma_json(const kiln::bench::FmaPeakResult& r) {

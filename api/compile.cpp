@@ -185,7 +185,11 @@ std::string explain_text(const CompiledFunction::Impl& impl, bool with_nodes) {
       s += "\n";
     }
     for (const ir::Node* n : groups[k].recomputed) {
-      s += "  (indexing) " + (with_nodes ? ir::node_summary(*n, names) : n->op());
+      // Layout ops become indexing; anything else recomputed (cheap ops over
+      // graph inputs and constants) is computed again here.
+      const bool layout = n->def() && n->def()->category == ir::OpCategory::Layout;
+      s += std::string(layout ? "  (indexing) " : "  (recomputed) ") +
+           (with_nodes ? ir::node_summary(*n, names) : n->op());
       if (n->loc().known()) s += "  at " + n->loc().str();
       s += "\n";
     }

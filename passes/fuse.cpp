@@ -6,8 +6,9 @@
 // between kernels: no other producer kernel of the node may reach the chosen
 // kernel through a third one. Safety is checked on the kernel-level
 // dependence graph by a search each time; graphs are small and the answer
-// stays exact as kernels grow. After the walk, layout kernels whose every
-// reader recomputes them are dropped, sibling kernels merge (horizontal
+// stays exact as kernels grow. After the walk, layout kernels (and cheap ones
+// over graph inputs and constants) whose every reader recomputes them are
+// dropped, sibling kernels merge (horizontal
 // fusion), and the groups are ordered topologically.
 #include "passes/fuse.h"
 
@@ -35,6 +36,25 @@ NodeClass classify(const ir::Node& n) {
   if (c == ir::OpCategory::Reduction) return NodeClass::Reduction;
   if (c == ir::OpCategory::Contraction) return NodeClass::Contraction;
   return NodeClass::Opaque;
+}
+
+// Cheap enough to compute again in every kernel that reads it instead of
+// storing it: a layout op, a factory (arange, full) or an elementwise op of a
+// few instructions (no division, transcendental, power or rounding).
+// At most this many such nodes are recomputed for one operand.
+constexpr size_t kMaxRecomputedChain = 8;
+
+bool cheap_to_recompute(const ir::Node& n) {
+  NodeClass c = classify(n);
+  if (c == NodeClass::Layout) return true;
+  if (c != NodeClass::Elementwise) return false;
+  static const std::set<std::string> kCheap = {
+      "abs",         "add",        "arange",      "bitwise_and", "bitwise_not", "bitwise_or",
+      "bitwise_xor", "cast",       "clamp",       "eq",          "full",        "ge",
+      "gt",          "le",         "logical_and", "logical_not", "logical_or",  "logical_xor",
+      "lt",          "masked_fill", "maximum",    "minimum",     "mul",         "ne",
+      "neg",         "relu",       "sign",        "sub",         "where"};
+  return kCheap.count(n.op()) > 0;
 }
 
 enum class GroupKind : uint8_t {
@@ -197,21 +217,34 @@ class Grouper {
   }
 
   void join(int id, const ir::Node* n, const std::string& how) {
-    recompute_layout_inputs(n, id);
+    recompute_inputs(n, id);
     add_node(id, n);
     groups_[size_t(id)].fused.push_back(how + " " + n->op());
   }
 
   // Operands of n that another kernel computes with layout ops only (a
   // transpose, a select of a packed parameter, the split of a fused
-  // projection) are recomputed in group `id` as indexing, so no copy is made.
-  void recompute_layout_inputs(const ir::Node* n, int id) {
+  // projection) are recomputed in group `id` as indexing, so no copy is made;
+  // so are operands computed by cheap ops from graph inputs and constants
+  // alone (a causal mask `arange(t) > arange(t)[:, None]`), a few instructions
+  // per element instead of a kernel and a buffer.
+  void recompute_inputs(const ir::Node* n, int id) {
     std::vector<const ir::Node*> added;
+    bool computed = false;
+    // Only an elementwise reader takes computed operands: it reads each
+    // element once per output, where a contraction or a reduction reads its
+    // operands many times (the work would be repeated as often).
+    const bool computed_ok = classify(*n) == NodeClass::Elementwise;
     for (const ir::Value* v : n->inputs()) {
       int q = group_of_value(v);
       if (q < 0 || q == id || groups_[size_t(q)].kind != GroupKind::Pointwise) continue;
       std::vector<const ir::Node*> chain;
-      if (!layout_chain(v, q, &chain) || chain.empty()) continue;
+      if (!layout_chain(v, q, &chain)) {
+        chain.clear();
+        if (!computed_ok || !leaf_chain(v, q, &chain)) continue;
+        computed = true;
+      }
+      if (chain.empty()) continue;
       for (const ir::Node* c : chain) {
         if (!recomputes(id, c) &&
             std::find(added.begin(), added.end(), c) == added.end()) {
@@ -229,7 +262,8 @@ class Grouper {
               [&](const ir::Node* a, const ir::Node* b) { return pos_.at(a) < pos_.at(b); });
     std::string ops;
     for (const ir::Node* r : added) ops += (ops.empty() ? "" : " -> ") + r->op();
-    grp.fused.push_back("operand indexing recomputed: " + ops);
+    grp.fused.push_back(computed ? "operand recomputed from graph inputs and constants: " + ops
+                                 : "operand indexing recomputed: " + ops);
   }
 
   // Moves group `from` into group `into`.
@@ -243,6 +277,11 @@ class Grouper {
     for (const ir::Node* m : src.recomputed) {
       if (!recomputes(into, m)) dst.recomputed.push_back(m);
     }
+    // What the merged kernel now computes itself it no longer recomputes.
+    std::erase_if(dst.recomputed, [&](const ir::Node* m) {
+      auto it = group_of_.find(m);
+      return it != group_of_.end() && it->second == into;
+    });
     dst.frontier.insert(src.frontier.begin(), src.frontier.end());
     std::string what = src.nodes.empty() ? std::string("?") : src.nodes.front()->op();
     if (src.nodes.size() > 1) what += " +" + std::to_string(src.nodes.size() - 1);
@@ -399,6 +438,21 @@ class Grouper {
     return true;
   }
 
+  // The nodes in group `q` that compute `v` when all of them are cheap to
+  // recompute and read nothing but graph inputs and constants (no other
+  // kernel's result): the chain a reader may compute again itself.
+  bool leaf_chain(const ir::Value* v, int q, std::vector<const ir::Node*>* chain) const {
+    const ir::Node* p = v->producer();
+    if (!p || p->op() == "constant") return true;
+    if (group_of_value(v) != q || !cheap_to_recompute(*p)) return false;
+    if (std::find(chain->begin(), chain->end(), p) != chain->end()) return true;
+    for (const ir::Value* in : p->inputs()) {
+      if (!leaf_chain(in, q, chain)) return false;
+    }
+    chain->push_back(p);
+    return chain->size() <= kMaxRecomputedChain;
+  }
+
   void place_contraction(const ir::Node* n) {
     int id = int(groups_.size());
     groups_.emplace_back();
@@ -407,7 +461,7 @@ class Grouper {
     grp.reason = category_of(*n) + " op '" + n->op() +
                  "' starts its own kernel (its operands are read many times, so computing "
                  "producers are not fused into it)";
-    recompute_layout_inputs(n, id);
+    recompute_inputs(n, id);
     add_node(id, n);
     note_root(id, n);
   }
@@ -435,18 +489,19 @@ class Grouper {
   }
 
   // A pointwise group none of whose values is needed outside it: every reader
-  // recomputes it as indexing.
+  // recomputes it (as indexing, or from graph inputs and constants).
   void drop_recomputed_groups() {
     for (size_t id = 0; id < groups_.size(); ++id) {
       Group& grp = groups_[id];
       if (!grp.alive || grp.kind != GroupKind::Pointwise) continue;
       bool needed = false;
-      bool layout_only = true;
+      bool layout_only = true, cheap_leaves = grp.deps.empty();
       for (const ir::Node* n : grp.nodes) {
         layout_only = layout_only && classify(*n) == NodeClass::Layout;
+        cheap_leaves = cheap_leaves && cheap_to_recompute(*n);
         for (const ir::Value* v : n->outputs()) needed = needed || needed_outside(v, int(id));
       }
-      if (needed || !layout_only) continue;
+      if (needed || !(layout_only || cheap_leaves)) continue;
       for (const ir::Node* n : grp.nodes) group_of_.erase(n);
       grp.nodes.clear();
       grp.alive = false;

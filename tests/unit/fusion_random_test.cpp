@@ -183,7 +183,8 @@ std::string compare(const ir::Graph& g, const CompiledFunction& f, const std::ve
 }
 
 // Every node but constants is computed by exactly one group or recomputed
-// (a layout node) by at least one.
+// by at least one: a layout node, or a cheap op over graph inputs and
+// constants (never an expensive one: those are stored once).
 std::string coverage(const ir::Graph& g, const std::vector<passes::KernelGroup>& groups) {
   std::map<const ir::Node*, int> owned, recomputed;
   for (const passes::KernelGroup& grp : groups) {
@@ -194,7 +195,13 @@ std::string coverage(const ir::Graph& g, const std::vector<passes::KernelGroup>&
     if (n->op() == "constant") continue;
     int o = owned[n.get()], rc = recomputed[n.get()];
     bool layout = n->def() && n->def()->category == ir::OpCategory::Layout;
-    if (o > 1 || (o == 0 && !(layout && rc > 0))) {
+    static const std::set<std::string> kCheap = {
+        "abs", "add", "arange", "cast", "clamp", "eq", "full", "ge", "gt", "le", "lt",
+        "masked_fill", "maximum", "minimum", "mul", "ne", "neg", "relu", "sign", "sub", "where",
+        "logical_and", "logical_not", "logical_or", "logical_xor", "bitwise_and", "bitwise_not",
+        "bitwise_or", "bitwise_xor"};
+    bool recomputable = layout || kCheap.count(n->op()) > 0;
+    if (o > 1 || (o == 0 && !(recomputable && rc > 0))) {
       return n->op() + " is in " + std::to_string(o) + " groups and recomputed by " +
              std::to_string(rc);
     }

@@ -12,6 +12,7 @@
 //     } else {
 //       allocate xp; xp = pack(x); S(xp)              // any strides, one copy
 //     }
+#include "ir/loop/analysis.h"
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
 #include "passes/lower/conv.h"
@@ -22,45 +23,6 @@ namespace kiln::passes::lower {
 using namespace kiln::loop;  // NOLINT
 
 namespace {
-
-bool uses_name(const Expr& e, const std::string& v) {
-  struct Uses : IRVisitor {
-    using IRVisitor::visit_node;
-    const std::string& name;
-    bool found = false;
-    explicit Uses(const std::string& n) : name(n) {}
-    void visit_node(const Var* op) override { found = found || op->name == name; }
-  } u(v);
-  u.visit(e);
-  return u.found;
-}
-
-bool uses_name(const Stmt& s, const std::string& v) {
-  struct Uses : IRVisitor {
-    using IRVisitor::visit_node;
-    const std::string& name;
-    bool found = false;
-    explicit Uses(const std::string& n) : name(n) {}
-    void visit_node(const Var* op) override { found = found || op->name == name; }
-  } u(v);
-  u.visit(s);
-  return u.found;
-}
-
-// Whether `e` is affine in variable `v`: sums of terms, each free of v or v
-// times a factor free of v.
-bool affine_in(const Expr& e, const std::string& v) {
-  if (!uses_name(e, v)) return true;
-  if (const Var* var = e.as<Var>()) return var->name == v;
-  if (const Binary* b = e.as<Binary>()) {
-    if (b->op == BinOp::Add || b->op == BinOp::Sub) return affine_in(b->a, v) && affine_in(b->b, v);
-    if (b->op == BinOp::Mul) {
-      return (!uses_name(b->a, v) && affine_in(b->b, v)) ||
-             (!uses_name(b->b, v) && affine_in(b->a, v));
-    }
-  }
-  return false;
-}
 
 // How far apart x's neighbours along the width (dx) and height (dy) are in
 // its buffer, as constants or stride parameters; undefined when x is not a
@@ -79,7 +41,8 @@ Layout layout_of(const Operand& xo, LowerContext& ctx) {
   const Load* ld = e.as<Load>();
   const std::string& y = py.as<Var>()->name;
   const std::string& x = px.as<Var>()->name;
-  if (!ld || ld->predicate.defined() || !affine_in(ld->index, y) || !affine_in(ld->index, x)) {
+  if (!ld || ld->predicate.defined() || !linear_coefficient(ld->index, y).defined() ||
+      !linear_coefficient(ld->index, x).defined()) {
     return {};
   }
   // At index 0 in the other dims (an affine index moves the same way from
@@ -153,7 +116,7 @@ Substitution other_unit_strides(const Stmt& s, LowerContext& ctx, const Substitu
     bool seen = false;
     for (const auto& d : done) seen = seen || d.first == name;
     if (!seen && p.dim + 1 == int(ctx.buffers()[size_t(p.buffer)].shape.size()) &&
-        uses_name(s, name)) {
+        uses_var(s, name)) {
       out.push_back({name, make_int(1)});
     }
   }

@@ -8,6 +8,7 @@
 // output; no operand element outside [0, M) x [0, K) / [0, K) x [0, N) is read.
 #include <algorithm>
 
+#include "ir/loop/analysis.h"
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
 #include "kiln/error.h"
@@ -116,30 +117,6 @@ class LoadGuard : public IRMutator {
 
 }  // namespace
 
-namespace {
-
-struct NameFinder : IRVisitor {
-  using IRVisitor::visit_node;
-  const std::string& name;
-  bool found = false;
-  explicit NameFinder(const std::string& n) : name(n) {}
-  void visit_node(const Var* op) override { found = found || op->name == name; }
-};
-
-}  // namespace
-
-bool uses_name(const Expr& e, const std::string& name) {
-  NameFinder f(name);
-  f.visit(e);
-  return f.found;
-}
-
-bool uses_name(const Stmt& s, const std::string& name) {
-  NameFinder f(name);
-  f.visit(s);
-  return f.found;
-}
-
 Expr guard_loads(const Expr& e, const Expr& pred) {
   LoadGuard g(pred);
   return g.mutate(e);
@@ -156,7 +133,7 @@ Stmt vectorize_or_unroll(const Stmt& s, const std::string& var) {
 Stmt versioned(const Stmt& s, const GemmSpec& spec) {
   std::vector<std::pair<std::string, int64_t>> used;
   for (const auto& v : spec.specialize) {
-    if (uses_name(s, v.first)) used.push_back(v);
+    if (uses_var(s, v.first)) used.push_back(v);
   }
   return used.empty() ? s : specialize(s, used);
 }
@@ -331,22 +308,6 @@ Stmt pack_panel(LowerContext& ctx, const GemmSpec& spec, const Buf& dst, const E
   return vector ? versioned(s, spec) : s;
 }
 
-// How much an affine index `e` grows per step of variable `var` (undefined
-// when `e` is not affine in it).
-Expr step_along(const Expr& e, const std::string& var) {
-  if (!uses_name(e, var)) return make_int(0);
-  if (const Var* v = e.as<Var>()) return v->name == var ? make_int(1) : Expr();
-  const Binary* b = e.as<Binary>();
-  if (!b || e.type() != i64_t()) return Expr();
-  Expr ca = step_along(b->a, var), cb = step_along(b->b, var);
-  if (!ca.defined() || !cb.defined()) return Expr();
-  if (b->op == BinOp::Add) return simplify(ca + cb);
-  if (b->op == BinOp::Sub) return simplify(ca - cb);
-  if (b->op == BinOp::Mul && !uses_name(b->a, var)) return simplify(b->a * cb);
-  if (b->op == BinOp::Mul && !uses_name(b->b, var)) return simplify(ca * b->b);
-  return Expr();
-}
-
 // Whether the micro-kernel can broadcast A straight from the operand instead
 // of packing it: A is a plain load already of the accumulation dtype (no
 // conversion, no computed element such as an im2col's padding) whose address
@@ -361,7 +322,7 @@ bool reads_rows_in_place(const GemmSpec& spec) {
   Expr e = spec.a(pb, pm, pk);
   const Load* l = e.as<Load>();
   if (!l || l->predicate.defined() || e.type().dtype != spec.acc) return false;
-  Expr step = step_along(l->index, "probe_k");
+  Expr step = linear_coefficient(l->index, "probe_k");
   if (!step.defined()) return false;
   int64_t c = 0;
   if (is_const_int(step, &c)) return c == 1;
@@ -398,27 +359,27 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
   Buf ap = make_buf(ctx.fresh("Ap"), acc), bp = make_buf(ctx.fresh("Bp"), acc);
   Expr mp = ceil_div(M, MR), np = ceil_div(N, NR);
   Expr p = Var::make(i64_t(), ctx.fresh("panel"));
-  Stmt pack_a = pack_panel(ctx, spec, ap, p, MR, blk.lanes, spec.a_contiguous_m, M, K,
-                           [&](const Expr& m, const Expr& k) { return spec.a(a_batch, m, k); });
   Expr q = Var::make(i64_t(), ctx.fresh("q"));
-  Stmt pack_b = pack_panel(ctx, spec, bp, q, NR, blk.lanes, !spec.b_contiguous_k, N, K,
-                           [&](const Expr& n, const Expr& k) { return spec.b(bidx, k, n); });
-  Expr panel_work = simplify(K * make_int(MR));  // an A panel; a B panel is NR / MR of them
   Stmt pack_once, pack;
+  // With A read in place, each task packs the B column block it uses (below).
   const bool direct_a = reads_rows_in_place(spec);
-  if (direct_a) {
-    pack = parallel_tasks(ctx, np, simplify(panel_work * make_int(NR / MR)), target,
-                          [&](const Expr& task) { return LetStmt::make(q, task, pack_b); });
-  } else if (a_once) {
-    pack_once = parallel_tasks(ctx, mp, panel_work, target,
-                               [&](const Expr& task) { return LetStmt::make(p, task, pack_a); });
-    pack = parallel_tasks(ctx, np, simplify(panel_work * make_int(NR / MR)), target,
-                          [&](const Expr& task) { return LetStmt::make(q, task, pack_b); });
-  } else {
-    pack = parallel_tasks(ctx, simplify(mp + np), panel_work, target, [&](const Expr& task) {
-      Stmt s = IfThenElse::make(p < mp, pack_a, LetStmt::make(q, p - mp, pack_b));
-      return LetStmt::make(p, task, s);
-    });
+  if (!direct_a) {
+    Stmt pack_a = pack_panel(ctx, spec, ap, p, MR, blk.lanes, spec.a_contiguous_m, M, K,
+                             [&](const Expr& m, const Expr& k) { return spec.a(a_batch, m, k); });
+    Stmt pack_b = pack_panel(ctx, spec, bp, q, NR, blk.lanes, !spec.b_contiguous_k, N, K,
+                             [&](const Expr& n, const Expr& k) { return spec.b(bidx, k, n); });
+    Expr panel_work = simplify(K * make_int(MR));  // an A panel; a B panel is NR / MR of them
+    if (a_once) {
+      pack_once = parallel_tasks(ctx, mp, panel_work, target,
+                                 [&](const Expr& task) { return LetStmt::make(p, task, pack_a); });
+      pack = parallel_tasks(ctx, np, simplify(panel_work * make_int(NR / MR)), target,
+                            [&](const Expr& task) { return LetStmt::make(q, task, pack_b); });
+    } else {
+      pack = parallel_tasks(ctx, simplify(mp + np), panel_work, target, [&](const Expr& task) {
+        Stmt s = IfThenElse::make(p < mp, pack_a, LetStmt::make(q, p - mp, pack_b));
+        return LetStmt::make(p, task, s);
+      });
+    }
   }
 
   // The tiles: MC x NC blocks of C, K in blocks of KC.
@@ -536,7 +497,6 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
       compute = LetStmt::make(
           NCx, simplify(Select::make(a_small, make_int(blk.nc_narrow), make_int(NC))), compute);
     }
-    pack = Stmt();
   } else {
     Stmt tiles = let(i0, (t % tiles_m) * make_int(MC),
                      let(j0, (t / tiles_m) * make_int(NC), tile_body(j0 / make_int(NR) + jr)));

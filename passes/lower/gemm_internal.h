@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "ir/loop/analysis.h"
 #include "passes/lower/gemm.h"
 
 namespace kiln::passes::lower::gemm_detail {
@@ -26,9 +27,8 @@ Stmt vectorize_or_unroll(const Stmt& s, const std::string& var);
 // `s` versioned on the spec's `specialize` values that it uses.
 Stmt versioned(const Stmt& s, const GemmSpec& spec);
 
-// Whether `e` / `s` uses the variable named `name`.
-bool uses_name(const Expr& e, const std::string& name);
-bool uses_name(const Stmt& s, const std::string& name);
+// Whether `e` / `s` uses a variable: loop::uses_var (ir/loop/analysis.h).
+using loop::uses_var;
 
 // `body(t)` for each task t in [0, tasks), spread over at most 4 workers per
 // core of `target` (worker w runs tasks w, w + P, ...), with at least ~10 us

@@ -56,7 +56,7 @@ Stmt fast_or_plain(LowerContext& ctx, const Stmt& fast, const GemmSpec& spec,
   std::vector<std::pair<std::string, int64_t>> used;
   for (const auto& v : spec.specialize) {
     for (const Expr& p : probes) {
-      if (uses_name(p, v.first)) {
+      if (uses_var(p, v.first)) {
         used.push_back(v);
         break;
       }

@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "ir/loop/analysis.h"
 #include "ir/loop/loop_ir.h"
 
 namespace kiln::passes::schedule_detail {
@@ -21,12 +22,8 @@ loop::Stmt rewrite_loop(const loop::Stmt& s, const std::string& loop_var, const 
 loop::Stmt vectorize_body(const loop::Stmt& body, const std::string& var, const loop::Expr& min,
                           int lanes);
 
-// The coefficient of `var` in `e` when `e` is linear (affine) in it, 0 when `e`
-// does not use it; undefined when `e` is not linear in `var`.
-loop::Expr linear_coefficient(const loop::Expr& e, const std::string& var);
-
-// Whether `e` / `s` refers to variable `var`.
-bool uses_var(const loop::Expr& e, const std::string& var);
-bool uses_var(const loop::Stmt& s, const std::string& var);
+// uses_var and linear_coefficient: ir/loop/analysis.h.
+using loop::linear_coefficient;
+using loop::uses_var;
 
 }  // namespace kiln::passes::schedule_detail

@@ -1,13 +1,10 @@
-// Small analyses the schedule transforms share: whether a statement uses a
-// variable, and the coefficient of a loop variable in an affine index (the
-// stride an access moves by per iteration). Internal to passes/schedule.
+// Small analyses over loop IR (see analysis.h).
+#include "ir/loop/analysis.h"
+
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
-#include "passes/schedule/schedule_internal.h"
 
-namespace kiln::passes::schedule_detail {
-
-using namespace kiln::loop;  // NOLINT
+namespace kiln::loop {
 
 namespace {
 
@@ -64,4 +61,4 @@ Expr linear_coefficient(const Expr& e, const std::string& var) {
   }
 }
 
-}  // namespace kiln::passes::schedule_detail
+}  // namespace kiln::loop

@@ -38,24 +38,9 @@ NodeClass classify(const ir::Node& n) {
   return NodeClass::Opaque;
 }
 
-// Cheap enough to compute again in every kernel that reads it instead of
-// storing it: a layout op, a factory (arange, full) or an elementwise op of a
-// few instructions (no division, transcendental, power or rounding).
-// At most this many such nodes are recomputed for one operand.
+// At most this many cheap nodes (cheap_to_recompute, fuse.h) are recomputed
+// for one operand.
 constexpr size_t kMaxRecomputedChain = 8;
-
-bool cheap_to_recompute(const ir::Node& n) {
-  NodeClass c = classify(n);
-  if (c == NodeClass::Layout) return true;
-  if (c != NodeClass::Elementwise) return false;
-  static const std::set<std::string> kCheap = {
-      "abs",         "add",        "arange",      "bitwise_and", "bitwise_not", "bitwise_or",
-      "bitwise_xor", "cast",       "clamp",       "eq",          "full",        "ge",
-      "gt",          "le",         "logical_and", "logical_not", "logical_or",  "logical_xor",
-      "lt",          "masked_fill", "maximum",    "minimum",     "mul",         "ne",
-      "neg",         "relu",       "sign",        "sub",         "where"};
-  return kCheap.count(n.op()) > 0;
-}
 
 enum class GroupKind : uint8_t {
   Pointwise,    // elementwise and layout nodes only
@@ -239,9 +224,9 @@ class Grouper {
       int q = group_of_value(v);
       if (q < 0 || q == id || groups_[size_t(q)].kind != GroupKind::Pointwise) continue;
       std::vector<const ir::Node*> chain;
-      if (!layout_chain(v, q, &chain)) {
+      if (!recompute_chain(v, q, false, &chain)) {
         chain.clear();
-        if (!computed_ok || !leaf_chain(v, q, &chain)) continue;
+        if (!computed_ok || !recompute_chain(v, q, true, &chain)) continue;
         computed = true;
       }
       if (chain.empty()) continue;
@@ -317,6 +302,30 @@ class Grouper {
     return root;
   }
 
+  // The newest of `candidates` (producer groups of n, sorted newest first
+  // here) that n can join without a cycle or passing the limits; -1 when none
+  // can.
+  int first_joinable(const ir::Node* n, std::vector<int>& candidates) const {
+    std::sort(candidates.begin(), candidates.end(), std::greater<int>());
+    for (int c : candidates) {
+      if (join_is_acyclic(n, c) && within_limits(c, {n})) return c;
+    }
+    return -1;
+  }
+
+  // After a node joined `target`: merges its other producer groups (only
+  // pointwise ones when `pointwise_only`) into target when no path between
+  // the two runs through a third kernel.
+  void merge_producers(int target, const std::vector<int>& candidates, bool pointwise_only) {
+    for (int c : candidates) {
+      if (c == target || !groups_[size_t(c)].alive) continue;
+      if (pointwise_only && groups_[size_t(c)].kind != GroupKind::Pointwise) continue;
+      if (reaches(target, c, {c}) || reaches(c, target, {target})) continue;
+      if (!within_limits(target, groups_[size_t(c)].nodes)) continue;
+      merge(c, target, "sibling producer kernel merged");
+    }
+  }
+
   void place_pointwise(const ir::Node* n) {
     const bool layout = classify(*n) == NodeClass::Layout;
     std::set<int> producers = producer_groups(n);
@@ -340,14 +349,7 @@ class Grouper {
         candidates.push_back(q);
       }
     }
-    std::sort(candidates.begin(), candidates.end(), std::greater<int>());
-    int target = -1;
-    for (int c : candidates) {
-      if (join_is_acyclic(n, c) && within_limits(c, {n})) {
-        target = c;
-        break;
-      }
-    }
+    const int target = first_joinable(n, candidates);
     if (target < 0) {
       std::string why;
       if (!candidates.empty()) {
@@ -368,15 +370,7 @@ class Grouper {
     }
     const bool rows = groups_[size_t(target)].kind == GroupKind::Reduction;
     join(target, n, rows ? "consumer of the rows:" : "chain:");
-    // Merge the other pointwise producer groups of n into target when no path
-    // between the two runs through a third kernel.
-    for (int c : candidates) {
-      if (c == target || !groups_[size_t(c)].alive) continue;
-      if (groups_[size_t(c)].kind != GroupKind::Pointwise) continue;
-      if (reaches(target, c, {c}) || reaches(c, target, {target})) continue;
-      if (!within_limits(target, groups_[size_t(c)].nodes)) continue;
-      merge(c, target, "sibling producer kernel merged");
-    }
+    merge_producers(target, candidates, /*pointwise_only=*/true);
   }
 
   void place_reduction(const ir::Node* n) {
@@ -386,14 +380,7 @@ class Grouper {
       GroupKind k = groups_[size_t(q)].kind;
       if (k == GroupKind::Pointwise || k == GroupKind::Reduction) candidates.push_back(q);
     }
-    std::sort(candidates.begin(), candidates.end(), std::greater<int>());
-    int target = -1;
-    for (int c : candidates) {
-      if (join_is_acyclic(n, c) && within_limits(c, {n})) {
-        target = c;
-        break;
-      }
-    }
+    const int target = first_joinable(n, candidates);
     if (target < 0) {
       std::string why = "reduction op '" + n->op() + "' starts its own kernel";
       if (!producers.empty()) {
@@ -409,12 +396,7 @@ class Grouper {
     grp.kind = GroupKind::Reduction;
     join(target, n, was_pointwise ? "reduction over its producers' values:" : "another reduction:");
     note_root(target, n);
-    for (int c : candidates) {
-      if (c == target || !groups_[size_t(c)].alive) continue;
-      if (reaches(target, c, {c}) || reaches(c, target, {target})) continue;
-      if (!within_limits(target, groups_[size_t(c)].nodes)) continue;
-      merge(c, target, "sibling producer kernel merged");
-    }
+    merge_producers(target, candidates, /*pointwise_only=*/false);
   }
 
   // A single-output root that stores each element once may take epilogues.
@@ -424,33 +406,22 @@ class Grouper {
     }
   }
 
-  // The layout nodes in group `q` that compute `v` from values outside `q`,
-  // when all of them are layout nodes (nothing computed would be repeated).
-  bool layout_chain(const ir::Value* v, int q, std::vector<const ir::Node*>* chain) const {
-    const ir::Node* p = v->producer();
-    if (!p || p->op() == "constant" || group_of_value(v) != q) return true;
-    if (classify(*p) != NodeClass::Layout) return false;
-    if (std::find(chain->begin(), chain->end(), p) != chain->end()) return true;
-    for (const ir::Value* in : p->inputs()) {
-      if (!layout_chain(in, q, chain)) return false;
-    }
-    chain->push_back(p);
-    return true;
-  }
-
-  // The nodes in group `q` that compute `v` when all of them are cheap to
-  // recompute and read nothing but graph inputs and constants (no other
-  // kernel's result): the chain a reader may compute again itself.
-  bool leaf_chain(const ir::Value* v, int q, std::vector<const ir::Node*>* chain) const {
+  // The nodes in group `q` that compute `v`, when a reader may compute them
+  // again itself: layout nodes only, reading anything outside `q` (`computed`
+  // false: the chain is indexing), or cheap nodes reading nothing but graph
+  // inputs and constants, at most kMaxRecomputedChain of them (`computed`).
+  bool recompute_chain(const ir::Value* v, int q, bool computed,
+                       std::vector<const ir::Node*>* chain) const {
     const ir::Node* p = v->producer();
     if (!p || p->op() == "constant") return true;
-    if (group_of_value(v) != q || !cheap_to_recompute(*p)) return false;
+    if (group_of_value(v) != q) return !computed;
+    if (computed ? !cheap_to_recompute(*p) : classify(*p) != NodeClass::Layout) return false;
     if (std::find(chain->begin(), chain->end(), p) != chain->end()) return true;
     for (const ir::Value* in : p->inputs()) {
-      if (!leaf_chain(in, q, chain)) return false;
+      if (!recompute_chain(in, q, computed, chain)) return false;
     }
     chain->push_back(p);
-    return chain->size() <= kMaxRecomputedChain;
+    return !computed || chain->size() <= kMaxRecomputedChain;
   }
 
   void place_contraction(const ir::Node* n) {
@@ -622,6 +593,19 @@ std::string kernel_name(const ir::Graph& g, size_t k, const KernelGroup& grp) {
 }
 
 }  // namespace
+
+bool cheap_to_recompute(const ir::Node& n) {
+  NodeClass c = classify(n);
+  if (c == NodeClass::Layout) return true;
+  if (c != NodeClass::Elementwise) return false;
+  static const std::set<std::string> kCheap = {
+      "abs",         "add",        "arange",      "bitwise_and", "bitwise_not", "bitwise_or",
+      "bitwise_xor", "cast",       "clamp",       "eq",          "full",        "ge",
+      "gt",          "le",         "logical_and", "logical_not", "logical_or",  "logical_xor",
+      "lt",          "masked_fill", "maximum",    "minimum",     "mul",         "ne",
+      "neg",         "relu",       "sign",        "sub",         "where"};
+  return kCheap.count(n.op()) > 0;
+}
 
 std::vector<KernelGroup> group_kernels(const ir::Graph& g, const FusionOptions& options) {
   return Grouper(g, options).run();

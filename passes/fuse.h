@@ -61,6 +61,12 @@ struct FusionOptions {
 
 std::vector<KernelGroup> group_kernels(const ir::Graph& g, const FusionOptions& options = {});
 
+// Whether a reader may compute `n` again instead of reading its stored value:
+// a layout op, a factory (arange, full) or an elementwise op of a few
+// instructions (compares, logical and bitwise ops, add/sub/mul, min/max, abs,
+// neg, casts, where, masked_fill; no division, transcendental or power).
+bool cheap_to_recompute(const ir::Node& n);
+
 // Sets KernelGroup::algorithm of every group holding a node with algorithm
 // candidates to the heuristic's choice for `target`.
 void choose_algorithms(std::vector<KernelGroup>& groups, const CpuTarget& target);

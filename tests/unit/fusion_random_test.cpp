@@ -15,6 +15,7 @@
 #include "ir/graph.h"
 #include "kiln/compile.h"
 #include "lower_test_util.h"
+#include "random_test_util.h"
 #include "passes/fuse.h"
 
 namespace kiln::test {
@@ -22,20 +23,6 @@ namespace {
 
 using ir::Dim;
 using Ints = std::vector<int64_t>;
-
-class Gen {
- public:
-  explicit Gen(uint64_t seed) : rng_(seed) {}
-  int pick(int n) { return int(rng_() % uint64_t(n)); }
-  bool coin() { return pick(2) == 0; }
-  template <typename T>
-  const T& one_of(const std::vector<T>& v) {
-    return v[size_t(pick(int(v.size())))];
-  }
-
- private:
-  std::mt19937_64 rng_;
-};
 
 struct Program {
   std::unique_ptr<ir::Graph> g;
@@ -195,12 +182,7 @@ std::string coverage(const ir::Graph& g, const std::vector<passes::KernelGroup>&
     if (n->op() == "constant") continue;
     int o = owned[n.get()], rc = recomputed[n.get()];
     bool layout = n->def() && n->def()->category == ir::OpCategory::Layout;
-    static const std::set<std::string> kCheap = {
-        "abs", "add", "arange", "cast", "clamp", "eq", "full", "ge", "gt", "le", "lt",
-        "masked_fill", "maximum", "minimum", "mul", "ne", "neg", "relu", "sign", "sub", "where",
-        "logical_and", "logical_not", "logical_or", "logical_xor", "bitwise_and", "bitwise_not",
-        "bitwise_or", "bitwise_xor"};
-    bool recomputable = layout || kCheap.count(n->op()) > 0;
+    bool recomputable = layout || passes::cheap_to_recompute(*n);
     if (o > 1 || (o == 0 && !(recomputable && rc > 0))) {
       return n->op() + " is in " + std::to_string(o) + " groups and recomputed by " +
              std::to_string(rc);

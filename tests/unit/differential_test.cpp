@@ -17,26 +17,13 @@
 #include "ir/graph.h"
 #include "kiln/compile.h"
 #include "lower_test_util.h"
+#include "random_test_util.h"
 
 namespace kiln::test {
 namespace {
 
 using ir::Dim;
 using Ints = std::vector<int64_t>;
-
-class Gen {
- public:
-  explicit Gen(uint64_t seed) : rng_(seed) {}
-  int pick(int n) { return int(rng_() % uint64_t(n)); }
-  bool coin() { return pick(2) == 0; }
-  template <typename T>
-  const T& one_of(const std::vector<T>& v) {
-    return v[size_t(pick(int(v.size())))];
-  }
-
- private:
-  std::mt19937_64 rng_;
-};
 
 const std::vector<DType> kInputTypes = {DType::F32, DType::F32,  DType::F32, DType::F64,
                                         DType::F16, DType::BF16, DType::I32, DType::I64,

@@ -9,6 +9,7 @@
 // is fresh), and the inliner turns the attribute into alias scopes the loop
 // vectorizer can use.
 #include <set>
+#include <vector>
 
 #include <llvm/IR/Intrinsics.h>
 
@@ -24,27 +25,35 @@ using loop::Stmt;
 namespace {
 
 // Names and buffers a statement refers to (a superset of its free ones; the
-// caller intersects with what is in scope).
+// caller intersects with what is in scope). Buffers are listed in order of
+// first use, not by address, so the closure layout (and the emitted IR) is
+// the same in every run.
 class UseCollector : public loop::IRVisitor {
  public:
   std::set<std::string> vars;
-  std::set<const loop::BufferNode*> bufs;
+  std::vector<const loop::BufferNode*> bufs;
 
  protected:
   using IRVisitor::visit_node;
+  void use(const loop::BufferNode* b) {
+    if (seen_.insert(b).second) bufs.push_back(b);
+  }
   void visit_node(const loop::Var* op) override { vars.insert(op->name); }
   void visit_node(const loop::Load* op) override {
-    bufs.insert(op->buf.get());
+    use(op->buf.get());
     IRVisitor::visit_node(op);
   }
   void visit_node(const loop::Store* op) override {
-    bufs.insert(op->buf.get());
+    use(op->buf.get());
     IRVisitor::visit_node(op);
   }
   void visit_node(const loop::ExternCall* op) override {
-    for (const loop::Buf& b : op->bufs) bufs.insert(b.get());
+    for (const loop::Buf& b : op->bufs) use(b.get());
     IRVisitor::visit_node(op);
   }
+
+ private:
+  std::set<const loop::BufferNode*> seen_;
 };
 
 const std::string& var_name(const Expr& v) {

@@ -118,7 +118,7 @@ struct Problem {
 
 Problem make_problem(const ir::Node& n, const Bindings& symbols,
                      const std::vector<std::string>& candidates, const CompileOptions& o,
-                     const std::string& backend, const passes::CpuTarget& target) {
+                     const std::string& backend, const passes::Target& target) {
   Problem p;
   auto sub = std::make_shared<ir::Graph>("tune_" + n.op());
   std::vector<ir::Value*> inputs;
@@ -300,7 +300,8 @@ void fill_candidates(passes::AlgorithmChoice& choice, const runtime::TuningRecor
       if (t.name != c.name) continue;
       c.seconds = t.seconds;
       c.rejected = t.rejected;
-      if (!c.rejected && c.seconds < 0) c.tuning_note = "not timed (budget " + budget_text(r.budget_s) + " spent)";
+      if (!c.rejected && c.seconds < 0)
+        c.tuning_note = "not timed (budget " + budget_text(r.budget_s) + " spent)";
     }
   }
 }
@@ -318,9 +319,9 @@ bool usable(const runtime::TuningRecord& r, const std::vector<std::string>& name
 void apply_record(passes::AlgorithmChoice& choice, const runtime::TuningRecord& r) {
   choice.name = r.choice;
   fill_candidates(choice, r);
-  choice.reason = "tuning cache: " + r.choice + " (measured " +
-                  format_seconds(r.choice_seconds()) + " on " + when_text(r.measured_at) +
-                  (r.note.empty() ? "" : ", at " + r.note) + ")";
+  choice.reason = "tuning cache: " + r.choice + " (measured " + format_seconds(r.choice_seconds()) +
+                  " on " + when_text(r.measured_at) + (r.note.empty() ? "" : ", at " + r.note) +
+                  ")";
 }
 
 // The record of a measurement, or nothing when no candidate was correct.
@@ -414,7 +415,7 @@ std::string format_seconds(double seconds) {
 
 AutotuneReport autotune_groups(const ir::Graph& g, std::vector<passes::KernelGroup>& groups,
                                const CompileOptions& options, const std::string& backend,
-                               const passes::CpuTarget& target) {
+                               const passes::Target& target) {
   Clock::time_point start = Clock::now();
   AutotuneReport report;
   Bindings symbols = bind_symbols(g, options);
@@ -483,8 +484,7 @@ AutotuneReport autotune_groups(const ir::Graph& g, std::vector<passes::KernelGro
       choice.name = kPlainLoops;
       choice.reason += "; " + std::string(kPlainLoops) + " is used untimed";
     } else {
-      std::fprintf(stderr,
-                   "kiln: warning: autotune: no %s candidate matched %s; keeping %s\n",
+      std::fprintf(stderr, "kiln: warning: autotune: no %s candidate matched %s; keeping %s\n",
                    n->op().c_str(), m.reference.c_str(), choice.name.c_str());
     }
   }

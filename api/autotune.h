@@ -29,7 +29,7 @@ bool autotune_requested(const CompileOptions& options);
 // options.example_shapes do not fit the graph's inputs.
 AutotuneReport autotune_groups(const ir::Graph& g, std::vector<passes::KernelGroup>& groups,
                                const CompileOptions& options, const std::string& backend,
-                               const passes::CpuTarget& target);
+                               const passes::Target& target);
 
 // A duration for people: "12.3 us", "0.250 ms", "1.92 ms", "410 ms", "2.35 s".
 std::string format_seconds(double seconds);

@@ -11,6 +11,7 @@
 #include "api/autotune.h"
 #include "api/compile_internal.h"
 #include "api/convert.h"
+#include "api/target.h"
 #include "ir/interpreter.h"
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
@@ -104,16 +105,9 @@ const CompiledFunction::Impl& checked(const std::shared_ptr<const CompiledFuncti
   return *p;
 }
 
-// The machine kernels are lowered for: the host, or a generic AVX2 one when
-// code is generated for another CPU.
-passes::CpuTarget cpu_target(const CompileOptions& o) {
-  return o.cpu.empty() ? passes::host_target(o.num_threads)
-                       : passes::generic_target(o.num_threads);
-}
-
 passes::LowerOptions lower_options(const CompileOptions& o) {
   passes::LowerOptions lo;
-  lo.target = cpu_target(o);
+  lo.target = api::target_for(o);
   return lo;
 }
 
@@ -122,7 +116,7 @@ std::vector<passes::KernelGroup> fusion_groups(const ir::Graph& g, const Compile
   passes::FusionOptions fo;
   fo.fuse = o.fuse;
   std::vector<passes::KernelGroup> groups = passes::group_kernels(g, fo);
-  passes::choose_algorithms(groups, cpu_target(o));
+  passes::choose_algorithms(groups, api::target_for(o));
   return groups;
 }
 
@@ -155,8 +149,8 @@ std::string algorithm_text(const passes::AlgorithmChoice& a) {
       s += "score " + score_text(c.score);
       if (c.seconds >= 0) s += ", measured " + compile_detail::format_seconds(c.seconds);
       if (c.rejected) {
-        s += ", rejected (" + (c.tuning_note.empty() ? std::string("wrong result") : c.tuning_note) +
-             ")";
+        s += ", rejected (" +
+             (c.tuning_note.empty() ? std::string("wrong result") : c.tuning_note) + ")";
       } else if (!c.tuning_note.empty()) {
         s += ", " + c.tuning_note;
       }
@@ -208,7 +202,7 @@ std::vector<loop::Kernel> schedule_kernels(const std::vector<loop::Kernel>& lowe
   target.parallel = o.num_threads != 1;
   // Vector loops as wide as the machine's f32 registers (16 lanes with
   // AVX-512: the elementwise chain runs ~1.8x faster than at 8 on Zen 5).
-  target.vector_width = std::max(4, cpu_target(o).lanes(4));
+  target.vector_width = std::max(4, api::target_for(o).cpu.lanes(4));
   std::vector<loop::Kernel> out;
   for (size_t i = 0; i < lowered.size(); ++i) {
     loop::Kernel k = lowered[i];
@@ -263,8 +257,8 @@ std::shared_ptr<CompiledFunction::Impl> build(const ir::Graph& source,
   if (!forced_algorithm.empty()) {
     force_algorithm(impl->groups, forced_algorithm);
   } else if (options.autotune) {
-    impl->autotune_report =
-        compile_detail::autotune_groups(*g, impl->groups, options, backend, cpu_target(options));
+    impl->autotune_report = compile_detail::autotune_groups(*g, impl->groups, options, backend,
+                                                            api::target_for(options));
   }
   impl->lowered = passes::lower_groups(*g, impl->groups, lower_options(options), &plans);
   // 3. Schedule and simplify.

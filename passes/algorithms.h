@@ -15,12 +15,12 @@
 namespace kiln::passes {
 
 struct AlgorithmCandidate {
-  std::string name;      // "gemm.packed"
-  bool applies = true;   // false: it cannot run this node (note says why)
-  std::string note;      // the heuristic's reason for its score, or why it does not apply
-  double score = 0;      // the heuristic's preference (higher wins)
-  double seconds = -1;   // measured time when autotuned (< 0: not measured)
-  bool rejected = false;  // autotuning: its output differed from the reference
+  std::string name;         // "gemm.packed"
+  bool applies = true;      // false: it cannot run this node (note says why)
+  std::string note;         // the heuristic's reason for its score, or why it does not apply
+  double score = 0;         // the heuristic's preference (higher wins)
+  double seconds = -1;      // measured time when autotuned (< 0: not measured)
+  bool rejected = false;    // autotuning: its output differed from the reference
   std::string tuning_note;  // autotuning: why rejected ("max |error| ..."), or "not timed (...)"
 };
 
@@ -33,12 +33,12 @@ struct AlgorithmChoice {
 // True when op `op` has several algorithms to choose from.
 bool has_algorithms(const std::string& op);
 
-// Every candidate for `n` on `t` (applicable or not) and the heuristic's pick:
-// the applicable candidate with the highest score (the first registered on a
-// tie). kiln::Error when none applies.
-AlgorithmChoice choose_algorithm(const ir::Node& n, const CpuTarget& t);
+// Every candidate for `n` that serves the kind of `t` (applicable on `t` or
+// not) and the heuristic's pick: the applicable candidate with the highest
+// score (the first registered on a tie). kiln::Error when none applies.
+AlgorithmChoice choose_algorithm(const ir::Node& n, const Target& t);
 
 // The names of the candidates that apply to `n` on `t`, in registration order.
-std::vector<std::string> applicable_algorithms(const ir::Node& n, const CpuTarget& t);
+std::vector<std::string> applicable_algorithms(const ir::Node& n, const Target& t);
 
 }  // namespace kiln::passes

@@ -109,9 +109,9 @@ class Grouper {
   struct Group {
     std::vector<const ir::Node*> nodes, recomputed;
     GroupKind kind = GroupKind::Pointwise;
-    std::string reason;                 // why the kernel starts
-    std::vector<std::string> fused;     // what joined it, in order
-    std::set<int> deps;                 // groups it reads from
+    std::string reason;              // why the kernel starts
+    std::vector<std::string> fused;  // what joined it, in order
+    std::set<int> deps;              // groups it reads from
     bool alive = true;
     // Epilogue frontier: values an epilogue may read, each at its root's index.
     std::map<const ir::Value*, const ir::Node*> frontier;
@@ -231,8 +231,7 @@ class Grouper {
       }
       if (chain.empty()) continue;
       for (const ir::Node* c : chain) {
-        if (!recomputes(id, c) &&
-            std::find(added.begin(), added.end(), c) == added.end()) {
+        if (!recomputes(id, c) && std::find(added.begin(), added.end(), c) == added.end()) {
           added.push_back(c);
         }
       }
@@ -514,9 +513,8 @@ class Grouper {
         const ir::Value* sb = space_of(gb);
         if (!sa || !sb || !same_dims(sa, sb)) continue;
         std::set<const ir::Value*> ia = external_inputs(int(a)), ib = external_inputs(int(b));
-        bool shared = std::any_of(ia.begin(), ia.end(), [&](const ir::Value* v) {
-          return ib.count(v) > 0;
-        });
+        bool shared =
+            std::any_of(ia.begin(), ia.end(), [&](const ir::Value* v) { return ib.count(v) > 0; });
         if (!shared) continue;
         if (reaches(int(a), int(b)) || reaches(int(b), int(a))) continue;
         if (!within_limits(int(a), gb.nodes)) continue;
@@ -547,8 +545,8 @@ class Grouper {
   std::vector<KernelGroup> ordered() {
     std::vector<KernelGroup> out;
     std::vector<bool> done(groups_.size(), false);
-    size_t alive = std::count_if(groups_.begin(), groups_.end(),
-                                 [](const Group& g) { return g.alive; });
+    size_t alive =
+        std::count_if(groups_.begin(), groups_.end(), [](const Group& g) { return g.alive; });
     auto by_pos = [&](const ir::Node* a, const ir::Node* b) { return pos_.at(a) < pos_.at(b); };
     for (size_t emitted = 0; emitted < alive; ++emitted) {
       size_t pick = groups_.size();
@@ -599,11 +597,11 @@ bool cheap_to_recompute(const ir::Node& n) {
   if (c == NodeClass::Layout) return true;
   if (c != NodeClass::Elementwise) return false;
   static const std::set<std::string> kCheap = {
-      "abs",         "add",        "arange",      "bitwise_and", "bitwise_not", "bitwise_or",
-      "bitwise_xor", "cast",       "clamp",       "eq",          "full",        "ge",
-      "gt",          "le",         "logical_and", "logical_not", "logical_or",  "logical_xor",
-      "lt",          "masked_fill", "maximum",    "minimum",     "mul",         "ne",
-      "neg",         "relu",       "sign",        "sub",         "where"};
+      "abs",         "add",         "arange",      "bitwise_and", "bitwise_not", "bitwise_or",
+      "bitwise_xor", "cast",        "clamp",       "eq",          "full",        "ge",
+      "gt",          "le",          "logical_and", "logical_not", "logical_or",  "logical_xor",
+      "lt",          "masked_fill", "maximum",     "minimum",     "mul",         "ne",
+      "neg",         "relu",        "sign",        "sub",         "where"};
   return kCheap.count(n.op()) > 0;
 }
 
@@ -611,7 +609,7 @@ std::vector<KernelGroup> group_kernels(const ir::Graph& g, const FusionOptions& 
   return Grouper(g, options).run();
 }
 
-void choose_algorithms(std::vector<KernelGroup>& groups, const CpuTarget& target) {
+void choose_algorithms(std::vector<KernelGroup>& groups, const Target& target) {
   for (KernelGroup& grp : groups) {
     for (const ir::Node* n : grp.nodes) {
       if (has_algorithms(n->op())) grp.algorithm = choose_algorithm(*n, target);

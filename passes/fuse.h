@@ -69,7 +69,7 @@ bool cheap_to_recompute(const ir::Node& n);
 
 // Sets KernelGroup::algorithm of every group holding a node with algorithm
 // candidates to the heuristic's choice for `target`.
-void choose_algorithms(std::vector<KernelGroup>& groups, const CpuTarget& target);
+void choose_algorithms(std::vector<KernelGroup>& groups, const Target& target);
 
 // Lowers each group with lower_group (with the group's algorithm, when it has
 // one); kernel names are "<graph>_<k>_<ops>".

@@ -1,9 +1,6 @@
-// CpuTarget construction (see target.h).
+// Target descriptions as text (see target.h). Building a target from a
+// device is api/'s job (api/target.cpp).
 #include "passes/target.h"
-
-#include <algorithm>
-
-#include "runtime/cpu_info.h"
 
 namespace kiln::passes {
 
@@ -16,6 +13,20 @@ std::string size_str(int64_t bytes) {
 
 }  // namespace
 
+const char* target_kind_name(TargetKind k) {
+  switch (k) {
+    case TargetKind::CPU:
+      return "cpu";
+    case TargetKind::CUDA:
+      return "cuda";
+  }
+  return "?";
+}
+
+std::vector<TargetKind> all_target_kinds() {
+  return {TargetKind::CPU, TargetKind::CUDA};
+}
+
 std::string CpuTarget::str() const {
   std::string s = std::to_string(vector_bits) + "-bit x" + std::to_string(vector_registers);
   if (fma) s += " fma";
@@ -26,30 +37,15 @@ std::string CpuTarget::str() const {
   return s;
 }
 
-CpuTarget host_target(int threads) {
-  const runtime::CpuInfo& c = runtime::host_cpu_info();
-  CpuTarget t;
-  if (c.avx512f) {
-    t.vector_bits = 512, t.vector_registers = 32;
-  } else if (c.avx2 || c.avx) {
-    t.vector_bits = 256, t.vector_registers = 16;
-  } else {
-    t.vector_bits = 128, t.vector_registers = 16;
-  }
-  t.fma = c.fma;
-  t.avx512_bf16 = c.avx512f && c.avx512_bf16;
-  t.f16c = c.f16c;
-  t.l1d_bytes = c.l1d_bytes;
-  t.l2_bytes = c.l2_bytes;
-  t.l3_bytes = c.l3_bytes;
-  t.cores = threads > 0 ? std::min(threads, c.cores) : c.cores;
-  return t;
+std::string GpuTarget::str() const {
+  return "sm_" + std::to_string(compute_capability) + " " + std::to_string(sm_count) +
+         " SMs warp " + std::to_string(warp_size) + " smem " + size_str(shared_memory_per_block) +
+         " threads " + std::to_string(max_threads_per_block) + " regs " +
+         std::to_string(registers_per_sm);
 }
 
-CpuTarget generic_target(int threads) {
-  CpuTarget t;
-  t.cores = threads > 0 ? threads : runtime::host_cpu_info().cores;
-  return t;
+std::string Target::str() const {
+  return kind == TargetKind::CPU ? cpu.str() : "cuda " + gpu.str();
 }
 
 }  // namespace kiln::passes

@@ -23,12 +23,13 @@ bool has_algorithms(const std::string& op) {
   return l && !l->algorithms.empty();
 }
 
-AlgorithmChoice choose_algorithm(const ir::Node& n, const CpuTarget& t) {
+AlgorithmChoice choose_algorithm(const ir::Node& n, const Target& t) {
   AlgorithmChoice c;
   const lower::OpLowering* l = find(n.op());
   if (!l || l->algorithms.empty()) return c;
   int best = -1;
   for (const lower::AlgorithmLowering& a : l->algorithms) {
+    if (!a.serves(t.kind)) continue;
     AlgorithmCandidate cand;
     cand.name = a.name;
     std::string why;
@@ -42,14 +43,15 @@ AlgorithmChoice choose_algorithm(const ir::Node& n, const CpuTarget& t) {
     cand.note = why;
     c.candidates.push_back(std::move(cand));
   }
-  KILN_USER_CHECK(best >= 0, "lower: " << n.op() << ": no algorithm applies to this node");
+  KILN_USER_CHECK(best >= 0, "lower: " << n.op() << ": no algorithm applies to this node on a "
+                                       << target_kind_name(t.kind) << " target");
   const AlgorithmCandidate& w = c.candidates[size_t(best)];
   c.name = w.name;
   c.reason = "heuristic: " + (w.note.empty() ? std::string("highest score") : w.note);
   return c;
 }
 
-std::vector<std::string> applicable_algorithms(const ir::Node& n, const CpuTarget& t) {
+std::vector<std::string> applicable_algorithms(const ir::Node& n, const Target& t) {
   std::vector<std::string> out;
   for (const AlgorithmCandidate& c : choose_algorithm(n, t).candidates) {
     if (c.applies) out.push_back(c.name);

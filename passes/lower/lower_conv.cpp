@@ -11,6 +11,7 @@
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
 #include "passes/lower/conv.h"
+#include "passes/lower/cpu/conv_cpu.h"
 
 namespace kiln::passes::lower {
 
@@ -145,52 +146,10 @@ bool conv_supported_dtype(DType t) {
   return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16;
 }
 
-int conv_lanes(DType t, const CpuTarget& target) {
-  return std::max(1, target.lanes(int(dtype_size(accum_dtype(t)))));
-}
-
 Expr predicated(const Expr& e, const Expr& pred) {
   if (!pred.defined()) return e;
   Predicator p(pred);
   return p.mutate(e);
-}
-
-Stmt over_column_blocks(const ConvOperands& c, LowerContext& ctx, int64_t cols,
-                        const std::function<Stmt(const Expr& col0, bool masked)>& block) {
-  const ConvGeometry& g = c.g;
-  std::vector<Stmt> s;
-  auto loop = [&](int64_t from, const Expr& count, bool masked) {
-    Expr b = ctx.loop_var("cb");
-    s.push_back(For::make(b, make_int(from), count, ForKind::Serial,
-                          block(simplify(b * make_int(cols)), masked)));
-  };
-  if (g.ow < 0 || g.w < 0) {
-    loop(0, ceil_div(c.OW, cols), true);
-    return Block::make(s);
-  }
-  // Blocks whose every load is inside the row and every lane an output.
-  const int64_t nb = (g.ow + cols - 1) / cols;
-  auto left_ok = [&](int64_t b) { return b * cols * g.sw - g.pl >= 0; };
-  auto right_ok = [&](int64_t b) {
-    return (b + 1) * cols <= g.ow &&
-           ((b + 1) * cols - 1) * g.sw - g.pl + (g.kw - 1) * g.dw <= g.w - 1;
-  };
-  int64_t lo = 0;
-  while (lo < nb && !left_ok(lo)) ++lo;
-  int64_t hi = nb;
-  while (hi > lo && !right_ok(hi - 1)) --hi;
-  if (hi <= lo) lo = hi = nb;  // no interior block: all masked
-  auto border = [&](int64_t from, int64_t to) {
-    if (to - from <= 3) {
-      for (int64_t b = from; b < to; ++b) s.push_back(block(make_int(b * cols), true));
-    } else if (to > from) {
-      loop(from, make_int(to - from), true);
-    }
-  };
-  border(0, lo);
-  if (hi > lo) loop(lo, make_int(hi - lo), false);
-  border(std::max(hi, lo), nb);
-  return Block::make(s);
 }
 
 Expr ceil_div(const Expr& a, int64_t b) {
@@ -235,8 +194,9 @@ Stmt lower_naive(NodeLowering& n, const std::vector<OutBuf>& outs) {
 AlgorithmLowering conv_naive() {
   AlgorithmLowering a;
   a.name = "naive";
-  a.applies = [](const ir::Node&, const CpuTarget&, std::string*) { return true; };
-  a.score = [](const ir::Node&, const CpuTarget&, std::string* why) {
+  a.targets = all_target_kinds();
+  a.applies = [](const ir::Node&, const Target&, std::string*) { return true; };
+  a.score = [](const ir::Node&, const Target&, std::string* why) {
     *why = "plain loop nest, one accumulator per output element";
     return 0.0;
   };
@@ -248,18 +208,9 @@ void register_conv_lowerings(LoweringTable& t) {
   OpLowering& l = t["conv2d"];
   l.root = lower_naive;
   l.stores_once = true;
-  l.algorithms = {conv_naive(),    conv_direct(), conv_depthwise(),
-                  conv_winograd(), conv_1x1(),    conv_im2col()};
-  // Every candidate but naive reads the input as dense NCHW rows
-  // (conv_input.cpp); the GEMM-based ones version their operand reads
-  // themselves, and only conv.direct's flat tiles need whole rows.
-  for (AlgorithmLowering& a : l.algorithms) {
-    if (a.name == "naive") continue;
-    const bool gemm = a.name == "conv.1x1" || a.name == "conv.im2col";
-    DenseInput how = gemm ? DenseInput::Repack : DenseInput::Version;
-    if (a.name == "conv.direct") how = DenseInput::VersionRows;
-    a.root = with_dense_input(a.root, how);
-  }
+  // The plain nest every target has, then the CPU's generated candidates.
+  l.algorithms = {conv_naive()};
+  for (AlgorithmLowering& a : cpu_conv_algorithms()) l.algorithms.push_back(std::move(a));
 }
 
 }  // namespace kiln::passes::lower

@@ -43,9 +43,19 @@ const LoweringTable& lowering_table() {
     register_contraction_lowerings(t);
     register_matmul_lowerings(t);
     register_conv_lowerings(t);
+    for (const auto& [op, l] : t) {
+      for (const AlgorithmLowering& a : l.algorithms) {
+        KILN_INTERNAL_CHECK(!a.targets.empty(), "lower: " << op << ": candidate " << a.name
+                                                          << " serves no target kind");
+      }
+    }
     return t;
   }();
   return table;
+}
+
+bool AlgorithmLowering::serves(TargetKind k) const {
+  return std::find(targets.begin(), targets.end(), k) != targets.end();
 }
 
 namespace {
@@ -313,7 +323,8 @@ void GroupLowering::lower_root(const ir::Node& n, const RootFn& root, NodeLoweri
   const DType vt = v->type().dtype();
   Expr ph = Var::make({vt, 1}, ctx_.fresh("epi"));
   std::vector<Expr> dims = ctx_.dims(v->type().dims());
-  values_[v] = tensor_operand(vt, dims, [ph](const Index&) { return ph; }, v->type());
+  values_[v] = tensor_operand(
+      vt, dims, [ph](const Index&) { return ph; }, v->type());
   const LoweringTable& table = lowering_table();
   for (const ir::Node* m : epilogue) {
     NodeLowering ml{*m, {}, ctx_};
@@ -362,11 +373,14 @@ void GroupLowering::lower_root(const ir::Node& n, const RootFn& root, NodeLoweri
 
 // The candidate LowerOptions::algorithm names, or the heuristic's pick.
 RootFn GroupLowering::algorithm_root(const ir::Node& n, const OpLowering& l) const {
-  const CpuTarget& target = ctx_.options().target;
+  const Target& target = ctx_.options().target;
   std::string name = ctx_.options().algorithm;
   if (name.empty()) name = choose_algorithm(n, target).name;
   for (const AlgorithmLowering& a : l.algorithms) {
     if (a.name != name) continue;
+    KILN_USER_CHECK(a.serves(target.kind), "lower: " << n.op() << ": algorithm '" << name
+                                                     << "' does not generate code for a "
+                                                     << target_kind_name(target.kind) << " target");
     std::string why;
     KILN_USER_CHECK(!a.applies || a.applies(n, target, &why),
                     "lower: " << n.op() << ": algorithm '" << name << "' does not apply: " << why);
@@ -374,8 +388,8 @@ RootFn GroupLowering::algorithm_root(const ir::Node& n, const OpLowering& l) con
   }
   std::string known;
   for (const AlgorithmLowering& a : l.algorithms) known += (known.empty() ? "" : ", ") + a.name;
-  KILN_USER_ERROR("lower: " << n.op() << ": unknown algorithm '" << name << "' (candidates: "
-                            << known << ")");
+  KILN_USER_ERROR("lower: " << n.op() << ": unknown algorithm '" << name
+                            << "' (candidates: " << known << ")");
 }
 
 void GroupLowering::lower_node(const ir::Node& n) {

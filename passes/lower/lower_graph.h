@@ -27,8 +27,9 @@ struct LowerOptions {
   // they are read through strides passed as scalar parameters. When false they
   // are assumed packed row-major and strides are folded into the index math.
   bool strided_inputs = true;
-  // The machine the kernel is for (GEMM/conv blocking, vector widths).
-  CpuTarget target;
+  // The machine the kernel is for (which algorithms apply; GEMM/conv
+  // blocking and vector widths on a CPU).
+  Target target;
   // The algorithm chosen for the group's contraction node (passes/algorithms.h:
   // "gemm.packed", "conv.winograd", ...); empty: the op's heuristic choice.
   std::string algorithm;

@@ -121,14 +121,22 @@ using RootFn = std::function<Stmt(NodeLowering&, const std::vector<OutBuf>&)>;
 // One algorithm of a contraction op (matmul: "gemm.packed", "gemm.small",
 // "gemv"; conv2d: "conv.direct", "conv.winograd", ...). The heuristic runs the
 // applicable candidate with the highest score; autotuning times them all.
+// Only candidates that serve the target's kind are offered for it: the
+// generators tuned for one kind of machine live under passes/lower/cpu/ and
+// passes/lower/gpu/, plain loop nests serve every kind.
 struct AlgorithmLowering {
   std::string name;
-  // Whether it can compute node n on target t; when not, why (one phrase).
-  std::function<bool(const ir::Node& n, const CpuTarget& t, std::string* why_not)> applies;
+  // The target kinds it generates code for (never empty).
+  std::vector<TargetKind> targets;
+  // Whether it can compute node n on target t (of a kind it serves); when
+  // not, why (one phrase).
+  std::function<bool(const ir::Node& n, const Target& t, std::string* why_not)> applies;
   // The heuristic's preference among applicable candidates (higher wins) and
   // why, e.g. "M, N, K >= 64: packing pays for itself".
-  std::function<double(const ir::Node& n, const CpuTarget& t, std::string* why)> score;
+  std::function<double(const ir::Node& n, const Target& t, std::string* why)> score;
   RootFn root;
+
+  bool serves(TargetKind k) const;
 };
 
 struct OpLowering {

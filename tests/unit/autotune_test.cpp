@@ -19,6 +19,7 @@
 
 #include "api/autotune.h"
 #include "api/autotune_check.h"
+#include "api/target.h"
 #include "cache_test_util.h"
 #include "ir/interpreter.h"
 #include "kiln/compile.h"
@@ -78,12 +79,13 @@ lower::AlgorithmLowering candidate(std::string name, const std::atomic<bool>* on
                                    std::function<bool(const ir::Node&)> fits = nullptr) {
   lower::AlgorithmLowering a;
   a.name = std::move(name);
-  a.applies = [on, fits](const ir::Node& n, const passes::CpuTarget&, std::string* why) {
+  a.targets = {passes::TargetKind::CPU};
+  a.applies = [on, fits](const ir::Node& n, const passes::Target&, std::string* why) {
     bool ok = on->load() && (!fits || fits(n));
     if (!ok && why) *why = "switched off (test candidate)";
     return ok;
   };
-  a.score = [score](const ir::Node&, const passes::CpuTarget&, std::string* why) {
+  a.score = [score](const ir::Node&, const passes::Target&, std::string* why) {
     if (why) *why = "test candidate";
     return score;
   };
@@ -96,29 +98,26 @@ void register_test_candidates() {
   static std::once_flag once;
   std::call_once(once, [] {
     lower::RootFn zero = [](lower::NodeLowering& n, const std::vector<lower::OutBuf>& outs) {
-      return lower::store_all(n.ctx, outs[0], [&](const lower::Index&) {
-        return lower::imm(n.out_dtype(), 0);
-      });
+      return lower::store_all(n.ctx, outs[0],
+                              [&](const lower::Index&) { return lower::imm(n.out_dtype(), 0); });
     };
     for (const char* op : {"matmul", "linear", "conv2d"}) {
       lower::add_test_algorithm(op, candidate("test.zero", &zero_on, 1e9, zero));
     }
-    lower::add_test_algorithm(
-        "matmul",
-        candidate(
-            "test.drop_last", &drop_last_on, 9e8,
-            [](lower::NodeLowering& n, const std::vector<lower::OutBuf>& o) {
-              return matmul_2d(n, o, Order::DropLast);
-            },
-            rank2));
-    lower::add_test_algorithm(
-        "matmul",
-        candidate(
-            "test.reversed", &reversed_on, 8e8,
-            [](lower::NodeLowering& n, const std::vector<lower::OutBuf>& o) {
-              return matmul_2d(n, o, Order::Reversed);
-            },
-            rank2));
+    lower::add_test_algorithm("matmul",
+                              candidate(
+                                  "test.drop_last", &drop_last_on, 9e8,
+                                  [](lower::NodeLowering& n, const std::vector<lower::OutBuf>& o) {
+                                    return matmul_2d(n, o, Order::DropLast);
+                                  },
+                                  rank2));
+    lower::add_test_algorithm("matmul",
+                              candidate(
+                                  "test.reversed", &reversed_on, 8e8,
+                                  [](lower::NodeLowering& n, const std::vector<lower::OutBuf>& o) {
+                                    return matmul_2d(n, o, Order::Reversed);
+                                  },
+                                  rank2));
     for (int i = 1; i <= 3; ++i) {
       lower::add_test_algorithm("matmul", candidate("test.copy" + std::to_string(i), &copies_on,
                                                     1e8 * (4 - i), naive_root("matmul")));
@@ -174,7 +173,7 @@ struct Tuned {
 
 Tuned tune(const ir::Graph& g, const CompileOptions& o) {
   Tuned t;
-  passes::CpuTarget target = passes::host_target(o.num_threads);
+  passes::Target target = api::host_target(o.num_threads);
   t.groups = passes::group_kernels(g);
   passes::choose_algorithms(t.groups, target);
   t.report = compile_detail::autotune_groups(g, t.groups, o, default_backend(), target);
@@ -188,7 +187,8 @@ std::string stored_key_text(const std::string& dir) {
   if (entries.size() != 1) throw Error("test: expected one tuning entry");
   std::string bytes = read_all(entries[0].string());
   uint32_t size = 0;
-  for (int i = 0; i < 4; ++i) size |= uint32_t(static_cast<unsigned char>(bytes[12 + i])) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    size |= uint32_t(static_cast<unsigned char>(bytes[12 + i])) << (8 * i);
   return bytes.substr(64, size);
 }
 
@@ -241,8 +241,8 @@ TEST_F(Autotune, TunedChoiceIsStoredAndReusedWithoutTiming) {
   EXPECT_EQ(second.report.measured, 0);
   EXPECT_EQ(second.report.candidates_timed, 0);  // nothing compiled, run or timed
   EXPECT_EQ(second.choice().name, first.choice().name);
-  EXPECT_TRUE(second.choice().reason.starts_with("tuning cache: " + first.choice().name +
-                                                 " (measured "))
+  EXPECT_TRUE(
+      second.choice().reason.starts_with("tuning cache: " + first.choice().name + " (measured "))
       << second.choice().reason;
   for (const AlgorithmCandidate& c : first.choice().candidates) {
     EXPECT_EQ(second.candidate(c.name).seconds, c.seconds) << c.name;
@@ -291,7 +291,7 @@ TEST_F(Autotune, WrongCandidateIsNeverChosenEvenAsTheTopScore) {
     SCOPED_TRACE(dtype_name(t));
     auto g = matmul_graph(t, {7, 19}, {19, 5});
     const ir::Node& mm = *g->nodes().back();
-    EXPECT_EQ(passes::choose_algorithm(mm, passes::host_target()).name, "test.zero");
+    EXPECT_EQ(passes::choose_algorithm(mm, api::host_target()).name, "test.zero");
     Tuned tuned = tune(*g, tuning());
     EXPECT_NE(tuned.choice().name, "test.zero");
     const AlgorithmCandidate& zero = tuned.candidate("test.zero");
@@ -463,9 +463,11 @@ TEST_F(Autotune, ExplainShowsEveryCandidate) {
   auto g = matmul_graph(DType::F32, {6, 10}, {10, 4});
   std::string text = compile(*g, tuning()).explain();
   EXPECT_TRUE(contains(text, "    candidate naive: score 0, measured ")) << text;
-  EXPECT_TRUE(contains(text, "    candidate test.zero: score 1e+09, rejected (max |error| ")) << text;
+  EXPECT_TRUE(contains(text, "    candidate test.zero: score 1e+09, rejected (max |error| "))
+      << text;
   EXPECT_TRUE(contains(text, "    candidate test.copy1: score 3e+08, measured ")) << text;
-  EXPECT_TRUE(contains(text, "    candidate test.drop_last: does not apply - switched off")) << text;
+  EXPECT_TRUE(contains(text, "    candidate test.drop_last: does not apply - switched off"))
+      << text;
   EXPECT_TRUE(contains(text, ", chosen")) << text;
 }
 
@@ -480,8 +482,9 @@ TEST_F(Autotune, LargeNodeIsCheckedOnSamplesAndSkipsThePlainLoops) {
       << t.candidate("test.zero").tuning_note;
   EXPECT_LT(t.candidate("naive").seconds, 0);  // never run at this size
   EXPECT_TRUE(contains(t.candidate("naive").tuning_note, "not timed (the plain loops"));
-  EXPECT_TRUE(contains(t.choice().reason, "not timed (the plain loops are not run on nodes this "
-                                          "large): naive"))
+  EXPECT_TRUE(contains(t.choice().reason,
+                       "not timed (the plain loops are not run on nodes this "
+                       "large): naive"))
       << t.choice().reason;
   EXPECT_NE(t.choice().name, "test.zero");
   bool others = false;  // candidates registered beside naive and this test's (gemm.*)
@@ -533,7 +536,8 @@ TEST(SampledReference, MatmulBmmLinearConv) {
     auto g = std::make_unique<ir::Graph>("s");
     std::vector<ir::Value*> v;
     for (size_t i = 0; i < ins.size(); ++i) {
-      v.push_back(g->add_input("in" + std::to_string(i), ir::Type::tensor(ins[i].first, ins[i].second)));
+      v.push_back(
+          g->add_input("in" + std::to_string(i), ir::Type::tensor(ins[i].first, ins[i].second)));
     }
     if (constant.defined()) v.push_back(g->constant(constant));
     if (op == "linear" && v.size() == 2) v.push_back(g->constant(ir::AttrValue{}));

@@ -6,6 +6,7 @@
 // stays under ~1e7 multiply-adds so the sanitizer build runs it in seconds.
 #include <gtest/gtest.h>
 
+#include "api/target.h"
 #include "conv_test_util.h"
 #include "kiln/compile.h"
 #include "passes/algorithms.h"
@@ -41,7 +42,7 @@ bool check(const std::string& algorithm, const ConvCase& c, double factor = 1) {
   for (const auto& n : b.g->nodes()) {
     if (n->op() == "conv2d") conv = n.get();
   }
-  passes::AlgorithmChoice choice = passes::choose_algorithm(*conv, passes::host_target());
+  passes::AlgorithmChoice choice = passes::choose_algorithm(*conv, api::host_target());
   bool applies = false;
   for (const passes::AlgorithmCandidate& cand : choice.candidates) {
     if (cand.name == algorithm) applies = cand.applies;
@@ -50,8 +51,8 @@ bool check(const std::string& algorithm, const ConvCase& c, double factor = 1) {
   std::vector<Tensor> want = ir::interpret(*b.g, b.feed);
   std::vector<Tensor> got = run_algorithm(*b.g, b.feed, algorithm);
   Tolerance t = tolerance(c, factor);
-  EXPECT_TRUE(tensors_close(got.at(0), want.at(0), t.rtol, t.atol)) << algorithm << " on "
-                                                                     << c.str();
+  EXPECT_TRUE(tensors_close(got.at(0), want.at(0), t.rtol, t.atol))
+      << algorithm << " on " << c.str();
   return true;
 }
 
@@ -172,8 +173,8 @@ TEST(ConvAlgorithms, Winograd) {
 // Weights that are graph constants: Winograd transforms them at compile
 // time; the others read them from a constant buffer.
 TEST(ConvAlgorithms, ConstantWeights) {
-  for (const char* algorithm : {"conv.direct", "conv.depthwise", "conv.winograd", "conv.1x1",
-                                "conv.im2col"}) {
+  for (const char* algorithm :
+       {"conv.direct", "conv.depthwise", "conv.winograd", "conv.1x1", "conv.im2col"}) {
     int ran = 0;
     for (ConvCase c : grid()) {
       c.constant_weight = true;
@@ -205,14 +206,14 @@ TEST(ConvAlgorithms, ChannelsLastInputThroughAnInlinedPermute) {
       if (n->op() == "conv2d") conv = n.get();
     }
     ir::Graph g("nhwc");
-    ir::Value* xn = g.add_input(
-        "x", ir::Type::tensor(c.dtype, ir::dims_from_shape({c.n, c.h, c.w, c.cin})));
+    ir::Value* xn =
+        g.add_input("x", ir::Type::tensor(c.dtype, ir::dims_from_shape({c.n, c.h, c.w, c.cin})));
     ir::Value* xp = g.apply1("permute", {xn}, {{"dims", std::vector<int64_t>{0, 3, 1, 2}}});
     std::vector<ir::Value*> ins{xp};
     const Tensor& x0 = b.feed[0];
-    std::vector<Tensor> feed{x0.view_as_strided({c.n, c.h, c.w, c.cin},
-                                                {c.cin * c.h * c.w, c.w, 1, c.h * c.w}, 0)
-                                 .contiguous()};
+    std::vector<Tensor> feed{
+        x0.view_as_strided({c.n, c.h, c.w, c.cin}, {c.cin * c.h * c.w, c.w, 1, c.h * c.w}, 0)
+            .contiguous()};
     for (size_t i = 1; i < 3; ++i) {
       ir::Value* v = conv->input(i);
       if (v->type().is_none()) {
@@ -229,9 +230,9 @@ TEST(ConvAlgorithms, ChannelsLastInputThroughAnInlinedPermute) {
     for (const auto& n : g.nodes()) {
       if (n->op() == "permute" || n->op() == "conv2d") group.push_back(n.get());
     }
-    for (const std::string& a : passes::applicable_algorithms(*group.back(), passes::host_target())) {
+    for (const std::string& a : passes::applicable_algorithms(*group.back(), api::host_target())) {
       passes::LowerOptions o;
-      o.target = passes::host_target();
+      o.target = api::host_target();
       o.algorithm = a;
       passes::LoweredKernel k = passes::lower_group(g, group, "nhwc_conv", o);
       std::vector<passes::KernelPlan> plans{k.plan};
@@ -258,7 +259,7 @@ TEST(ConvAlgorithms, SymbolicSizes) {
                     {"groups", groups}};
     g.set_outputs(g.apply("conv2d", {x, w, b}, attrs));
     const ir::Node* conv = g.nodes().back().get();
-    for (const std::string& a : passes::applicable_algorithms(*conv, passes::host_target())) {
+    for (const std::string& a : passes::applicable_algorithms(*conv, api::host_target())) {
       LoweredGraph l = lower_with(g, a);
       for (const Shape& s : {Shape{1, 8, 5, 7}, Shape{2, 8, 17, 33}, Shape{1, 8, 1, 1}}) {
         std::vector<Tensor> feed{random_tensor(s, DType::F32, 1),
@@ -288,9 +289,11 @@ TEST(ConvAlgorithms, StridedInputViews) {
     std::vector<Tensor> want = ir::interpret(*b.g, b.feed);
     const Tensor x = b.feed[0];
     // The same values in NHWC memory, seen as NCHW.
-    Tensor nhwc = x.view_as_strided({c.n, c.h, c.w, c.cin}, {c.cin * c.h * c.w, c.w, 1, c.h * c.w}, 0)
-                      .contiguous();
-    Tensor cl = nhwc.view_as_strided({c.n, c.cin, c.h, c.w}, {c.h * c.w * c.cin, 1, c.w * c.cin, c.cin}, 0);
+    Tensor nhwc =
+        x.view_as_strided({c.n, c.h, c.w, c.cin}, {c.cin * c.h * c.w, c.w, 1, c.h * c.w}, 0)
+            .contiguous();
+    Tensor cl =
+        nhwc.view_as_strided({c.n, c.cin, c.h, c.w}, {c.h * c.w * c.cin, 1, c.w * c.cin, c.cin}, 0);
     // Rows of pitch W + 3.
     const int64_t pitch = c.w + 3;
     Tensor wide = Tensor::zeros({c.n, c.cin, c.h, pitch});
@@ -301,7 +304,7 @@ TEST(ConvAlgorithms, StridedInputViews) {
       const int64_t w = i % c.w, rest = i / c.w;
       wide.data<float>()[rest * pitch + w] = xc.data<float>()[i];
     }
-    for (const std::string& a : passes::applicable_algorithms(*conv, passes::host_target())) {
+    for (const std::string& a : passes::applicable_algorithms(*conv, api::host_target())) {
       for (const Tensor& view : {cl, inner}) {
         std::vector<Tensor> feed = b.feed;
         feed[0] = view;
@@ -330,9 +333,9 @@ TEST(ConvAlgorithms, BatchNormFoldsIntoConstantWeights) {
       if (positive) s = Tensor::full({c.cout}, 0.25, t);
       return b.g->constant(ir::AttrValue(s));
     };
-    ir::Value* bn = b.g->apply1("batch_norm", {conv, stat(20, false), stat(21, true),
-                                               stat(22, false), stat(23, false)},
-                                {{"eps", 1e-3}});
+    ir::Value* bn = b.g->apply1(
+        "batch_norm", {conv, stat(20, false), stat(21, true), stat(22, false), stat(23, false)},
+        {{"eps", 1e-3}});
     b.g->set_outputs({b.g->apply1("relu", {bn})});
     std::vector<Tensor> want = ir::interpret(*b.g, b.feed);
     CompiledFunction f = compile(*b.g);

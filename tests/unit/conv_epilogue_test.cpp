@@ -7,6 +7,7 @@
 // kernel parameter here: an access to it would not even compile.
 #include <gtest/gtest.h>
 
+#include "api/target.h"
 #include "conv_test_util.h"
 #include "passes/algorithms.h"
 #include "passes/lower/lower_internal.h"
@@ -24,14 +25,14 @@ struct EpilogueRun {
 
 // Lowers the conv node of `b` with `algorithm`, its output through the
 // epilogue y = relu(v * scale[c] + shift[c]) (plus a store count per element).
-EpilogueRun run_with_epilogue(const ConvGraph& b, const std::string& algorithm,
-                              const Tensor& scale, const Tensor& shift) {
+EpilogueRun run_with_epilogue(const ConvGraph& b, const std::string& algorithm, const Tensor& scale,
+                              const Tensor& shift) {
   const ir::Node* conv = nullptr;
   for (const auto& n : b.g->nodes()) {
     if (n->op() == "conv2d") conv = n.get();
   }
   passes::LowerOptions o;
-  o.target = passes::host_target();
+  o.target = api::host_target();
   o.algorithm = algorithm;
   lw::LowerContext ctx(o);
   auto input = [&](const ir::Value* v, const std::string& name) {
@@ -41,7 +42,9 @@ EpilogueRun run_with_epilogue(const ConvGraph& b, const std::string& algorithm,
     std::vector<Expr> strides = lw::packed_strides(dims);
     return lw::tensor_operand(
         v->type().dtype(), dims,
-        [buf, strides](const lw::Index& idx) { return Load::make(buf, lw::offset_of(idx, strides)); },
+        [buf, strides](const lw::Index& idx) {
+          return Load::make(buf, lw::offset_of(idx, strides));
+        },
         v->type());
   };
   std::vector<lw::Operand> ins = {input(conv->input(0), "x"), input(conv->input(1), "w")};
@@ -54,8 +57,8 @@ EpilogueRun run_with_epilogue(const ConvGraph& b, const std::string& algorithm,
   Buf sh = ctx.buffers()[size_t(ctx.add_buffer(nullptr, passes::BufferRole::Input, "shift",
                                                DType::F32, {out_dims[1]}, false))]
                .buf;
-  Buf y = ctx.buffers()[size_t(ctx.add_buffer(nullptr, passes::BufferRole::Output, "y",
-                                              DType::F32, out_dims, false))]
+  Buf y = ctx.buffers()[size_t(ctx.add_buffer(nullptr, passes::BufferRole::Output, "y", DType::F32,
+                                              out_dims, false))]
               .buf;
   Buf count = ctx.buffers()[size_t(ctx.add_buffer(nullptr, passes::BufferRole::Output, "count",
                                                   DType::F32, out_dims, false))]
@@ -67,8 +70,9 @@ EpilogueRun run_with_epilogue(const ConvGraph& b, const std::string& algorithm,
     Expr c = idx[1];
     Expr v = lw::cast_to(value, DType::F32) * Load::make(sc, c) + Load::make(sh, c);
     Expr relu = max(v, make_zero(v.type()));
-    return Block::make({Store::make(y, at, relu),
-                        Store::make(count, at, Load::make(count, at) + make_const({DType::F32, 1}, 1))});
+    return Block::make(
+        {Store::make(y, at, relu),
+         Store::make(count, at, Load::make(count, at) + make_const({DType::F32, 1}, 1))});
   });
   lw::NodeLowering nl{*conv, ins, ctx};
   const lw::OpLowering& l = lw::lowering_table().at("conv2d");
@@ -85,11 +89,11 @@ EpilogueRun run_with_epilogue(const ConvGraph& b, const std::string& algorithm,
   k = passes::default_schedule(k, ir::OpCategory::Contraction, {});
   k.body = simplify(k.body);
   EpilogueRun r;
-  r.y = Tensor::full(ot.dims().size() == 4 ? Shape{ot.dims()[0].value, ot.dims()[1].value,
-                                                    ot.dims()[2].value, ot.dims()[3].value}
-                                           : Shape{ot.dims()[0].value, ot.dims()[1].value,
-                                                   ot.dims()[2].value},
-                     -7.0);
+  r.y = Tensor::full(
+      ot.dims().size() == 4
+          ? Shape{ot.dims()[0].value, ot.dims()[1].value, ot.dims()[2].value, ot.dims()[3].value}
+          : Shape{ot.dims()[0].value, ot.dims()[1].value, ot.dims()[2].value},
+      -7.0);
   r.counts = Tensor::zeros(r.y.sizes());
   // In the kernel's buffer order: the graph inputs, the epilogue's, and any
   // constant the lowering added (Winograd's coefficient table).
@@ -149,7 +153,7 @@ TEST(ConvEpilogue, EveryCandidateStoresEachElementOnceThroughTheEpilogue) {
     for (const auto& n : b.g->nodes()) {
       if (n->op() == "conv2d") conv = n.get();
     }
-    for (const std::string& a : passes::applicable_algorithms(*conv, passes::host_target())) {
+    for (const std::string& a : passes::applicable_algorithms(*conv, api::host_target())) {
       EpilogueRun r = run_with_epilogue(b, a, scale, shift);
       const double k = double(cc.cin / cc.groups * cc.kh * cc.kw);
       const double tol = cc.dtype == DType::BF16 ? 6e-2 * (1 + k * 1e-2) : 2e-5 * k * 8;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "api/target.h"
 #include "codegen/backend.h"
 #include "ir/graph.h"
 #include "ir/loop/simplify.h"
@@ -63,10 +64,8 @@ inline ConvGraph conv_graph(const ConvCase& c, uint64_t seed) {
   } else {
     bias = b.g->constant(ir::AttrValue());
   }
-  ir::Attrs attrs{{"stride", c.stride},
-                  {"padding", c.padding},
-                  {"dilation", c.dilation},
-                  {"groups", c.groups}};
+  ir::Attrs attrs{
+      {"stride", c.stride}, {"padding", c.padding}, {"dilation", c.dilation}, {"groups", c.groups}};
   b.g->set_outputs(b.g->apply("conv2d", {x, w, bias}, attrs));
   return b;
 }
@@ -117,7 +116,7 @@ struct LoweredGraph {
 };
 inline LoweredGraph lower_with(const ir::Graph& g, const std::string& algorithm, int threads = 0) {
   passes::LowerOptions o;
-  o.target = passes::host_target(threads);
+  o.target = api::host_target(threads);
   o.algorithm = algorithm;
   LoweredGraph l;
   std::vector<loop::Kernel> lowered = passes::lower_graph(g, o, &l.plans);

@@ -7,7 +7,7 @@
 // directly, the way a convolution lowering does: operands and the output as
 // arbitrary index functions.
 #include "gemm_test_util.h"
-#include "passes/lower/gemm.h"
+#include "passes/lower/cpu/gemm.h"
 #include "passes/lower/lower_internal.h"
 
 namespace kiln::test {
@@ -67,7 +67,8 @@ void check_epilogue(const EpilogueCase& c) {
   Tensor ep_bias = rnd({c.N}, 4);
   Tensor product = ir::interpret(g, feed)[0];  // linear's own bias included
 
-  passes::CpuTarget target = c.tiny_caches ? tiny_cache_target() : passes::host_target();
+  passes::Target target =
+      passes::Target::for_cpu(c.tiny_caches ? tiny_cache_target() : api::host_cpu_target());
   const lower::OpLowering& l = lower::lowering_table().at(c.op);
   for (const std::string& name : passes::applicable_algorithms(*out->producer(), target)) {
     SCOPED_TRACE("algorithm " + name);
@@ -161,7 +162,7 @@ TEST(GemmEpilogue, GeneratorOverIndexFunctions) {
   for (std::string name : {"packed", "small"}) {
     SCOPED_TRACE(name);
     passes::LowerOptions o;
-    o.target = passes::host_target();
+    o.target = api::host_target();
     lower::LowerContext ctx(o);
     Expr M = Var::make(i64_t(), "M");
     Buf at = make_buf("at", DType::F32), b1 = make_buf("b1", DType::F32),
@@ -185,7 +186,7 @@ TEST(GemmEpilogue, GeneratorOverIndexFunctions) {
     k.scalars = {M};
     k.body = lower::generate_gemm(
         ctx, s, name == "packed" ? lower::GemmAlgorithm::Packed : lower::GemmAlgorithm::Small,
-        o.target);
+        o.target.cpu);
     Compiled c(k, Exec::Llvm);
     for (int64_t m : {1, 17, 300}) {
       Tensor ta = rnd({K, m}, 1), tb1 = rnd({K, N}, 2), tb2 = rnd({K, N}, 3);

@@ -6,6 +6,7 @@
 // transposed and strided inputs (views and inlined transposes), and symbolic
 // dims compiled once and run at several sizes. The heuristic's choices and
 // their reasons are checked too.
+#include "api/target.h"
 #include "gemm_test_util.h"
 
 namespace kiln::test {
@@ -91,9 +92,9 @@ TEST(Gemm, IntegersRunTheNaiveNest) {
   ir::Value* y = m.input(random_tensor({9, 5}, DType::I32, 4));
   ir::Value* out = m.g->apply1("matmul", {x, y});
   m.out(out);
-  passes::AlgorithmChoice c = passes::choose_algorithm(*out->producer(), passes::host_target());
+  passes::AlgorithmChoice c = passes::choose_algorithm(*out->producer(), api::host_target());
   EXPECT_EQ(c.name, "naive");
-  EXPECT_EQ(passes::applicable_algorithms(*out->producer(), passes::host_target()),
+  EXPECT_EQ(passes::applicable_algorithms(*out->producer(), api::host_target()),
             std::vector<std::string>{"naive"});
   check_algorithms(*m.g, {m.feed}, 9);
 }
@@ -256,10 +257,10 @@ TEST(Gemm, ColumnBlockWidthChosenAtRunTime) {
   ir::Value* y = s.g->add_input("b", Type::tensor(DType::F32, {Dim::sym("K"), Dim::sym("N")}));
   s.out(s.g->apply1("matmul", {x, y}));
   check_algorithms(*s.g,
-                   {{rnd({30, 100}), rnd({100, 700}, DType::F32, 2)},     // A 12 KB: narrow
-                    {rnd({300, 300}), rnd({300, 700}, DType::F32, 3)},    // A 360 KB: wide
-                    {rnd({301, 257}), rnd({257, 1100}, DType::F32, 4)},   // wide, 3 blocks
-                    {rnd({7, 3}), rnd({3, 129}, DType::F32, 5)}},         // narrow, 2 blocks
+                   {{rnd({30, 100}), rnd({100, 700}, DType::F32, 2)},    // A 12 KB: narrow
+                    {rnd({300, 300}), rnd({300, 700}, DType::F32, 3)},   // A 360 KB: wide
+                    {rnd({301, 257}), rnd({257, 1100}, DType::F32, 4)},  // wide, 3 blocks
+                    {rnd({7, 3}), rnd({3, 129}, DType::F32, 5)}},        // narrow, 2 blocks
                    300, {"gemm.packed"}, Exec::Llvm, tiny_cache_target());
 }
 
@@ -285,7 +286,7 @@ std::string chosen(Shape a, Shape b, std::string* reason = nullptr) {
   ir::Value* x = g.add_input("a", Type::tensor(DType::F32, ir::dims_from_shape(a)));
   ir::Value* y = g.add_input("b", Type::tensor(DType::F32, ir::dims_from_shape(b)));
   ir::Value* out = g.apply1("matmul", {x, y});
-  passes::AlgorithmChoice c = passes::choose_algorithm(*out->producer(), passes::host_target());
+  passes::AlgorithmChoice c = passes::choose_algorithm(*out->producer(), api::host_target());
   if (reason) *reason = c.reason;
   return c.name;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "api/target.h"
 #include "codegen/backend.h"
 #include "codegen/llvm/llvm_backend.h"
 #include "ir/graph.h"
@@ -113,7 +114,7 @@ inline passes::LoweredKernel lower_as_one(const ir::Graph& g, const std::string&
     if (n->op() != "constant") nodes.push_back(n.get());
   }
   passes::LowerOptions o;
-  o.target = target;
+  o.target = passes::Target::for_cpu(target);
   o.algorithm = algorithm;
   passes::LoweredKernel k = passes::lower_group(g, nodes, "gemm_test", o);
   k.kernel = passes::default_schedule(k.kernel, k.plan.category, passes::ScheduleTarget{});
@@ -133,12 +134,12 @@ inline const ir::Node& contraction_node(const ir::Graph& g) {
 // vectors and registers, and caches so small that K is split into blocks
 // (partial sums in scratch) and tiles are tiny.
 inline passes::CpuTarget avx2_target() {
-  passes::CpuTarget t = passes::host_target();
+  passes::CpuTarget t = api::host_cpu_target();
   t.vector_bits = 256, t.vector_registers = 16;
   return t;
 }
 inline passes::CpuTarget tiny_cache_target() {
-  passes::CpuTarget t = passes::host_target();
+  passes::CpuTarget t = api::host_cpu_target();
   t.l1d_bytes = 8 << 10, t.l2_bytes = 64 << 10, t.l3_bytes = 1 << 20;
   return t;
 }
@@ -162,9 +163,11 @@ inline double gemm_rtol(DType t) {
 inline void check_algorithms(const ir::Graph& g, const std::vector<std::vector<Tensor>>& feeds,
                              int64_t K, const std::vector<std::string>& only = {},
                              Exec exec = Exec::Llvm,
-                             const passes::CpuTarget& target = passes::host_target()) {
+                             const passes::CpuTarget& target = api::host_cpu_target()) {
   std::vector<std::string> algos =
-      only.empty() ? passes::applicable_algorithms(contraction_node(g), target) : only;
+      only.empty()
+          ? passes::applicable_algorithms(contraction_node(g), passes::Target::for_cpu(target))
+          : only;
   ASSERT_FALSE(algos.empty());
   for (const std::string& a : algos) {
     SCOPED_TRACE("algorithm " + a);

@@ -66,7 +66,7 @@
 
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
-#include "passes/lower/conv.h"
+#include "passes/lower/cpu/conv_cpu.h"
 
 namespace kiln::passes::lower {
 
@@ -175,10 +175,9 @@ class DirectLowering {
   LowerContext& ctx_;
 };
 
-Stmt DirectLowering::tasks(
-    const Expr& pixel_blocks,
-    const std::function<Stmt(const RegisterTile&, const Expr&, const Expr&, const Expr&,
-                             const Expr&)>& body) {
+Stmt DirectLowering::tasks(const Expr& pixel_blocks,
+                           const std::function<Stmt(const RegisterTile&, const Expr&, const Expr&,
+                                                    const Expr&, const Expr&)>& body) {
   const int rows = plan_.rows;
   const int64_t blocks = (g_.cout_g + rows - 1) / rows;
   Expr t = ctx_.loop_var("t");
@@ -207,12 +206,12 @@ Stmt DirectLowering::tasks(
                     LetStmt::make(outer_var, simplify(q % outer_count),
                                   LetStmt::make(inner_var, simplify(t % inner_count), s))));
   Expr count = simplify(c_.N * make_int(g_.groups * blocks) * pixel_blocks);
-  ForKind kind = ctx_.options().target.cores > 1 ? ForKind::Parallel : ForKind::Serial;
+  ForKind kind = ctx_.options().target.cpu.cores > 1 ? ForKind::Parallel : ForKind::Serial;
   return For::make(t, make_int(0), count, kind, s);
 }
 
 int64_t DirectLowering::chunk_size(int64_t bytes_per_channel) const {
-  const int64_t l1 = ctx_.options().target.l1d_bytes;
+  const int64_t l1 = ctx_.options().target.cpu.l1d_bytes;
   int64_t chunk = std::max<int64_t>(8, l1 / std::max<int64_t>(bytes_per_channel, 1));
   if (chunk >= g_.cin_g) return g_.cin_g;
   // Equal chunks: ceil(cin / chunks) channels each.
@@ -220,8 +219,7 @@ int64_t DirectLowering::chunk_size(int64_t bytes_per_channel) const {
   return (g_.cin_g + chunks - 1) / chunks;
 }
 
-Stmt DirectLowering::channel_loop(const Expr& ic, const Expr& icb, int64_t chunk,
-                                  Stmt body) const {
+Stmt DirectLowering::channel_loop(const Expr& ic, const Expr& icb, int64_t chunk, Stmt body) const {
   Expr lo = simplify(icb * make_int(chunk));
   Expr n = g_.cin_g % chunk == 0 ? make_int(chunk)
                                  : simplify(min(make_int(chunk), make_int(g_.cin_g) - lo));
@@ -231,8 +229,8 @@ Stmt DirectLowering::channel_loop(const Expr& ic, const Expr& icb, int64_t chunk
 // --- rows mode ---------------------------------------------------------------------------
 
 Stmt DirectLowering::rows_block(const RegisterTile& tile, const Expr& nn, const Expr& cin0,
-                                const Expr& oc0, const Expr& oy0, const Expr& col0,
-                                bool mask_cols, bool mask_rows) {
+                                const Expr& oc0, const Expr& oy0, const Expr& col0, bool mask_cols,
+                                bool mask_rows) {
   const int vb = plan_.row_vectors, L = plan_.lanes;
   auto oy_of = [&](int v) { return simplify(oy0 + make_int(v / vb)); };
   auto ox_of = [&](int v, const Expr& l) {
@@ -288,10 +286,9 @@ Stmt DirectLowering::rows_block(const RegisterTile& tile, const Expr& nn, const 
       (int64_t(plan_.row_vectors) * plan_.lanes - 1) * g_.sw + (g_.kw - 1) * g_.dw + 1;
   const int64_t chunk = chunk_size(in_rows * in_cols * int64_t(dtype_size(g_.dtype)));
   Expr icb = ctx_.loop_var("icb");
-  Stmt reduce = For::make(icb, make_int(0), make_int((g_.cin_g + chunk - 1) / chunk),
-                          ForKind::Serial,
-                          For::make(ky, ky_lo, ky_n, ForKind::Serial,
-                                    channel_loop(ic, icb, chunk, taps)));
+  Stmt reduce =
+      For::make(icb, make_int(0), make_int((g_.cin_g + chunk - 1) / chunk), ForKind::Serial,
+                For::make(ky, ky_lo, ky_n, ForKind::Serial, channel_loop(ic, icb, chunk, taps)));
   Stmt init = tile.init([&](int, int, const Expr&) { return imm(c_.acc, 0); });
   RegisterTile::LaneFn keep;
   if (mask_cols || mask_rows) {
@@ -302,12 +299,11 @@ Stmt DirectLowering::rows_block(const RegisterTile& tile, const Expr& nn, const 
       return m;
     };
   }
-  Stmt store = tile.store(
-      [&](int r, const Expr& acc) { return c_.with_bias(oc(oc0, r), acc); },
-      [&](int r, int v, const Expr& l, const Expr& value) {
-        return c_.store(nn, oc(oc0, r), oy_of(v), ox_of(v, l), value);
-      },
-      keep);
+  Stmt store = tile.store([&](int r, const Expr& acc) { return c_.with_bias(oc(oc0, r), acc); },
+                          [&](int r, int v, const Expr& l, const Expr& value) {
+                            return c_.store(nn, oc(oc0, r), oy_of(v), ox_of(v, l), value);
+                          },
+                          keep);
   return tile.allocate(Block::make({init, reduce, store}));
 }
 
@@ -324,11 +320,11 @@ Stmt DirectLowering::rows_task(const RegisterTile& tile, const Expr& nn, const E
   // Several rows: only a tile whose rows all see the whole kernel runs
   // without row masks.
   const int64_t rb = plan_.row_block;
-  Expr inside = oy0 * make_int(g_.sh) - make_int(g_.pt) >= make_int(0) &&
-                (oy0 + make_int(rb - 1)) * make_int(g_.sh) - make_int(g_.pt) +
-                        make_int((g_.kh - 1) * g_.dh) <
-                    c_.H &&
-                oy0 + make_int(rb) <= c_.OH;
+  Expr inside =
+      oy0 * make_int(g_.sh) - make_int(g_.pt) >= make_int(0) &&
+      (oy0 + make_int(rb - 1)) * make_int(g_.sh) - make_int(g_.pt) + make_int((g_.kh - 1) * g_.dh) <
+          c_.H &&
+      oy0 + make_int(rb) <= c_.OH;
   return IfThenElse::make(simplify(inside), columns(false), columns(true));
 }
 
@@ -348,8 +344,8 @@ Stmt DirectLowering::flat_block(const RegisterTile& tile, const Expr& nn, const 
   const int64_t P = g_.oh * g_.ow;
   auto p_of = [&](int v, const Expr& l) { return simplify(p0 + make_int(int64_t(v) * L) + l); };
   Expr ic = ctx_.loop_var("ic"), icb = ctx_.loop_var("icb");
-  const int64_t footprint = int64_t(plan_.vectors()) * L + (g_.kh - 1) * g_.dh * g_.w +
-                            (g_.kw - 1) * g_.dw;
+  const int64_t footprint =
+      int64_t(plan_.vectors()) * L + (g_.kh - 1) * g_.dh * g_.w + (g_.kw - 1) * g_.dw;
   const int64_t chunk = chunk_size(footprint * int64_t(dtype_size(g_.dtype)));
   auto tap = [&](const Expr& ky, const Expr& kx, bool row_mask, bool col_mask) {
     Expr dy = simplify(ky * make_int(g_.dh) - make_int(g_.pt));
@@ -362,12 +358,12 @@ Stmt DirectLowering::flat_block(const RegisterTile& tile, const Expr& nn, const 
       if (col_mask) m = m && in_range(simplify(p % make_int(g_.w) + dx), make_int(g_.w));
       return m;
     };
-    Stmt update = tile.update(
-        [&](int r) { return c_.w(oc(oc0, r), ic, ky, kx); },
-        [&](int v, const Expr& l) {
-          return c_.x(nn, simplify(cin0 + ic), make_int(0), simplify(p_of(v, l) + shift));
-        },
-        guard);
+    Stmt update = tile.update([&](int r) { return c_.w(oc(oc0, r), ic, ky, kx); },
+                              [&](int v, const Expr& l) {
+                                return c_.x(nn, simplify(cin0 + ic), make_int(0),
+                                            simplify(p_of(v, l) + shift));
+                              },
+                              guard);
     return channel_loop(ic, icb, chunk, update);
   };
   std::vector<Stmt> taps;
@@ -379,19 +375,18 @@ Stmt DirectLowering::flat_block(const RegisterTile& tile, const Expr& nn, const 
     }
   } else {
     Expr ky = ctx_.loop_var("ky"), kx = ctx_.loop_var("kx");
-    taps.push_back(For::make(ky, make_int(0), make_int(g_.kh), ForKind::Serial,
-                             For::make(kx, make_int(0), make_int(g_.kw), ForKind::Serial,
-                                       tap(ky, kx, true, true))));
+    taps.push_back(For::make(
+        ky, make_int(0), make_int(g_.kh), ForKind::Serial,
+        For::make(kx, make_int(0), make_int(g_.kw), ForKind::Serial, tap(ky, kx, true, true))));
   }
   Stmt init = tile.init([&](int, int, const Expr&) { return imm(c_.acc, 0); });
-  Stmt store = tile.store(
-      [&](int r, const Expr& acc) { return c_.with_bias(oc(oc0, r), acc); },
-      [&](int r, int v, const Expr& l, const Expr& value) {
-        Expr p = p_of(v, l);
-        return c_.store(nn, oc(oc0, r), simplify(p / make_int(g_.w)), simplify(p % make_int(g_.w)),
-                        value);
-      },
-      [&](int v, const Expr& l) { return p_of(v, l) < make_int(P); });
+  Stmt store = tile.store([&](int r, const Expr& acc) { return c_.with_bias(oc(oc0, r), acc); },
+                          [&](int r, int v, const Expr& l, const Expr& value) {
+                            Expr p = p_of(v, l);
+                            return c_.store(nn, oc(oc0, r), simplify(p / make_int(g_.w)),
+                                            simplify(p % make_int(g_.w)), value);
+                          },
+                          [&](int v, const Expr& l) { return p_of(v, l) < make_int(P); });
   Stmt reduce = For::make(icb, make_int(0), make_int((g_.cin_g + chunk - 1) / chunk),
                           ForKind::Serial, Block::make(taps));
   return tile.allocate(Block::make({init, reduce, store}));
@@ -422,7 +417,7 @@ Stmt DirectLowering::run() {
 
 Stmt lower_direct(NodeLowering& n, const std::vector<OutBuf>& outs) {
   ConvGeometry g = conv_geometry(n.node);
-  const CpuTarget& t = n.ctx.options().target;
+  const CpuTarget& t = n.ctx.options().target.cpu;
   return lower_direct_plan(n, outs[0], plan_direct(g, t), plan_direct(g, t, false));
 }
 
@@ -438,7 +433,7 @@ Stmt lower_direct_plan(NodeLowering& n, const OutBuf& out, const DirectPlan& pla
 AlgorithmLowering conv_direct() {
   AlgorithmLowering a;
   a.name = "conv.direct";
-  a.applies = [](const ir::Node& n, const CpuTarget&, std::string* why_not) {
+  a.applies = [](const ir::Node& n, const Target&, std::string* why_not) {
     ConvGeometry g = conv_geometry(n);
     if (!conv_supported_dtype(g.dtype)) {
       *why_not = "dtype " + std::string(dtype_name(g.dtype)) + " is not a float type";
@@ -446,7 +441,8 @@ AlgorithmLowering conv_direct() {
     }
     return true;
   };
-  a.score = [](const ir::Node& n, const CpuTarget& t, std::string* why) {
+  a.score = [](const ir::Node& n, const Target& target, std::string* why) {
+    const CpuTarget& t = target.cpu;
     ConvGeometry g = conv_geometry(n);
     DirectPlan p = plan_direct(g, t);
     std::string tile = std::to_string(p.rows) + " channels x " + std::to_string(p.vectors()) +

@@ -32,8 +32,8 @@
 // stride above 4) and costs too much where it can.
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
-#include "passes/lower/conv.h"
-#include "passes/lower/gemm.h"
+#include "passes/lower/cpu/conv_cpu.h"
+#include "passes/lower/cpu/gemm.h"
 #include "passes/schedule/schedule.h"
 
 namespace kiln::passes::lower {
@@ -89,7 +89,7 @@ GemmSpec conv_gemm_spec(const ConvOperands& c) {
 Stmt lower_1x1(NodeLowering& n, const std::vector<OutBuf>& outs) {
   ConvOperands c(n, outs[0]);
   const ConvGeometry& g = c.g;
-  const CpuTarget& target = n.ctx.options().target;
+  const CpuTarget& target = n.ctx.options().target.cpu;
   GemmSpec s = conv_gemm_spec(c);
   s.specialize = unit_strides(n.ctx);
   const bool grouped = g.groups > 1;
@@ -114,7 +114,7 @@ Stmt lower_1x1(NodeLowering& n, const std::vector<OutBuf>& outs) {
 // The im2col copy of image `nn`: col[((g*K + k) * OH + oy) * OW + ox].
 Stmt im2col_copy(const ConvOperands& c, LowerContext& ctx, const Buf& col, const Expr& nn) {
   const ConvGeometry& g = c.g;
-  const int L = conv_lanes(g.dtype, ctx.options().target);
+  const int L = conv_lanes(g.dtype, ctx.options().target.cpu);
   const int64_t K = g.cin_g * g.kh * g.kw;
   Expr row = ctx.loop_var("row"), ob = ctx.loop_var("ob"), l = ctx.loop_var("l");
   // row = ((g * K + k) * OH + oy), k = (ic * KH + ky) * KW + kx
@@ -130,20 +130,20 @@ Stmt im2col_copy(const ConvOperands& c, LowerContext& ctx, const Buf& col, const
   Expr ix = simplify(ox * make_int(g.sw) - make_int(g.pl) + kx * make_int(g.dw));
   Expr value = predicated(c.x(nn, simplify(gi * make_int(g.cin_g) + ic), iy, ix),
                           in_range(iy, c.H) && in_range(ix, c.W));
-  Stmt store = IfThenElse::make(
-      ox < c.OW, Store::make(col, simplify(row * c.OW + ox), cast_to(value, c.acc)));
+  Stmt store = IfThenElse::make(ox < c.OW,
+                                Store::make(col, simplify(row * c.OW + ox), cast_to(value, c.acc)));
   Stmt lanes = vectorize(For::make(l, make_int(0), make_int(L), ForKind::Vectorized, store),
                          l.as<Var>()->name);
   Stmt cols = For::make(ob, make_int(0), ceil_div(c.OW, L), ForKind::Serial, lanes);
   Expr rows = simplify(make_int(g.groups * K) * c.OH);
-  ForKind kind = ctx.options().target.cores > 1 ? ForKind::Parallel : ForKind::Serial;
+  ForKind kind = ctx.options().target.cpu.cores > 1 ? ForKind::Parallel : ForKind::Serial;
   return For::make(row, make_int(0), rows, kind, cols);
 }
 
 Stmt lower_im2col(NodeLowering& n, const std::vector<OutBuf>& outs) {
   ConvOperands c(n, outs[0]);
   const ConvGeometry& g = c.g;
-  const CpuTarget& target = n.ctx.options().target;
+  const CpuTarget& target = n.ctx.options().target.cpu;
   const int64_t K = g.cin_g * g.kh * g.kw;
   Buf col = make_buf(n.ctx.fresh("col"), c.acc);
   Expr P = simplify(c.OH * c.OW);
@@ -187,7 +187,7 @@ bool float_applies(const ConvGeometry& g, std::string* why_not) {
 AlgorithmLowering conv_1x1() {
   AlgorithmLowering a;
   a.name = "conv.1x1";
-  a.applies = [](const ir::Node& n, const CpuTarget&, std::string* why_not) {
+  a.applies = [](const ir::Node& n, const Target&, std::string* why_not) {
     ConvGeometry g = conv_geometry(n);
     if (!float_applies(g, why_not)) return false;
     if (g.kh != 1 || g.kw != 1 || g.sh != 1 || g.sw != 1 || g.pt || g.pb || g.pl || g.pr) {
@@ -196,12 +196,13 @@ AlgorithmLowering conv_1x1() {
     }
     return true;
   };
-  a.score = [](const ir::Node&, const CpuTarget&, std::string* why) {
+  a.score = [](const ir::Node&, const Target&, std::string* why) {
     // Every lane is used, but both operands are packed first; conv.direct's
     // flat tiles are as fast per FMA without packing, so it wins wherever
     // they use over 90% of their lanes (docs/conv.md).
-    *why = "1x1 as a packed GEMM (W[Cout, Cin] @ X[Cin, H*W] per image): every lane used, "
-           "after packing both operands";
+    *why =
+        "1x1 as a packed GEMM (W[Cout, Cin] @ X[Cin, H*W] per image): every lane used, "
+        "after packing both operands";
     return 9.0;
   };
   a.root = lower_1x1;
@@ -211,10 +212,10 @@ AlgorithmLowering conv_1x1() {
 AlgorithmLowering conv_im2col() {
   AlgorithmLowering a;
   a.name = "conv.im2col";
-  a.applies = [](const ir::Node& n, const CpuTarget&, std::string* why_not) {
+  a.applies = [](const ir::Node& n, const Target&, std::string* why_not) {
     return float_applies(conv_geometry(n), why_not);
   };
-  a.score = [](const ir::Node& n, const CpuTarget&, std::string* why) {
+  a.score = [](const ir::Node& n, const Target&, std::string* why) {
     ConvGeometry g = conv_geometry(n);
     if (g.sw > 4) {
       *why = "width stride " + std::to_string(g.sw) +

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "ir/loop/analysis.h"
-#include "passes/lower/gemm.h"
+#include "passes/lower/cpu/gemm.h"
 
 namespace kiln::passes::lower::gemm_detail {
 

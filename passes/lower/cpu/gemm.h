@@ -1,9 +1,9 @@
-// Generated matrix multiplication: C[b, m, n] = sum_k A[b, m, k] * B[b, k, n]
-// as loop IR, for the matmul/bmm/linear lowerings (lower_matmul.cpp) and for
-// convolutions computed as GEMMs (im2col, 1x1). The operands are index
-// functions, so transposed, strided, broadcast or layout-inlined operands (and
-// an im2col view) cost nothing to express; every output element's final value
-// goes through `store` exactly once, so fused epilogues run inside the kernel.
+// The CPU's generated matrix multiplication: C[b, m, n] = sum_k A[b, m, k] *
+// B[b, k, n] as loop IR, for the matmul/bmm/linear candidates
+// (gemm_candidates.cpp) and for convolutions computed as GEMMs (im2col, 1x1). The operands are
+// index functions, so transposed, strided, broadcast or layout-inlined operands (and an im2col
+// view) cost nothing to express; every output element's final value goes through `store` exactly
+// once, so fused epilogues run inside the kernel.
 //
 // Three algorithms (GemmAlgorithm), all register-blocked with an MR x NR
 // micro-tile of vector accumulators (MR rows, NR = NV vectors of L lanes;
@@ -72,6 +72,7 @@
 #include <utility>
 #include <vector>
 
+#include "passes/lower/gemm_spec.h"
 #include "passes/lower/lower_internal.h"
 #include "passes/target.h"
 
@@ -99,42 +100,14 @@ GemmBlocking gemm_blocking(const CpuTarget& t, DType acc, int64_t M = -1, int64_
 
 enum class GemmAlgorithm : uint8_t { Packed, Small, Gemv };
 
-// The problem, as a lowering sees it. Dims are i64 expressions (immediates or
-// symbolic-dim Vars); the generated loops take their bounds at run time.
-struct GemmSpec {
-  using Operand = std::function<Expr(const Index& batch, const Expr& row, const Expr& col)>;
-  using Store =
-      std::function<Stmt(const Index& batch, const Expr& m, const Expr& n, const Expr& value)>;
-
-  std::vector<Expr> batch;  // batch dims, outermost first (may be empty)
-  Expr M, N, K;
-  Operand a;               // a(batch, m, k): an element of A (any floating dtype)
-  Operand b;               // b(batch, k, n): an element of B
-  DType acc = DType::F32;  // F32 (f32/f16/bf16 operands) or F64
-  // The final value of C(batch, m, n), of dtype `acc`: called once per output
-  // element in the generated code, possibly inside a loop the generator then
-  // vectorizes (m, n and value are then scalar expressions of its variable;
-  // loads in the statement are masked like the element's own).
-  Store store;
-
-  // Layout hints (performance only; any index function is correct): whether
-  // A's elements are contiguous along m (a transposed A) rather than k, and
-  // B's along k (a linear layer's [N, K] weight) rather than n.
-  bool a_contiguous_m = false;
-  bool b_contiguous_k = false;
-  // Whether A (B) is the same for every batch index: a broadcast operand
-  // (batched A times one matrix B folds the batch into M when B is invariant).
-  bool a_batch_invariant = false;
-  bool b_batch_invariant = false;
-  // Scalar parameters (by Var name) the code that reads the operands is
-  // versioned on, usually the operands' last-dim strides and 1: a stride that
-  // is 1 at run time then gives dense vector loads instead of gathers.
-  std::vector<std::pair<std::string, int64_t>> specialize;
-};
-
 // The loop nest computing `spec` with `algorithm` on `target` (see the top of
 // this file). Uses ctx for fresh names only. Gemv needs M or N to be 1.
 Stmt generate_gemm(LowerContext& ctx, const GemmSpec& spec, GemmAlgorithm algorithm,
                    const CpuTarget& target);
+
+// The matmul/bmm/linear candidates this generator offers on CPU targets, in
+// registration order: "gemm.packed", "gemm.small", "gemv" (gemm_candidates.cpp,
+// with the heuristic that scores them).
+std::vector<AlgorithmLowering> cpu_matmul_algorithms();
 
 }  // namespace kiln::passes::lower

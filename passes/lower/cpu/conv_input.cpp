@@ -15,7 +15,7 @@
 #include "ir/loop/analysis.h"
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
-#include "passes/lower/conv.h"
+#include "passes/lower/cpu/conv_cpu.h"
 #include "passes/schedule/schedule.h"
 
 namespace kiln::passes::lower {
@@ -49,7 +49,8 @@ Layout layout_of(const Operand& xo, LowerContext& ctx) {
   // any of them), so the differences are constants or stride parameters.
   auto offset = [&](int64_t iy, int64_t ix) {
     Expr o = substitute(substitute(ld->index, y, make_int(iy)), x, make_int(ix));
-    for (size_t d = 0; d + 2 < at.size(); ++d) o = substitute(o, at[d].as<Var>()->name, make_int(0));
+    for (size_t d = 0; d + 2 < at.size(); ++d)
+      o = substitute(o, at[d].as<Var>()->name, make_int(0));
     return simplify(o);
   };
   Expr o00 = offset(0, 0);
@@ -71,7 +72,7 @@ bool is_last_dim_stride(const Expr& e, LowerContext& ctx) {
 // The copy of x into a packed NCHW buffer: one pass, vectorized along the
 // width (loads strided by the input's layout, dense stores).
 Stmt pack_input(const Operand& xo, LowerContext& ctx, const Buf& xp) {
-  const int L = std::max(1, ctx.options().target.lanes(int(dtype_size(xo.dtype))));
+  const int L = std::max(1, ctx.options().target.cpu.lanes(int(dtype_size(xo.dtype))));
   const Expr W = xo.dims.back();
   std::vector<Expr> lead(xo.dims.begin(), xo.dims.end() - 1);
   Expr row = ctx.loop_var("row"), wb = ctx.loop_var("wb"), l = ctx.loop_var("l");
@@ -82,7 +83,7 @@ Stmt pack_input(const Operand& xo, LowerContext& ctx, const Buf& xp) {
   Stmt lanes = vectorize(For::make(l, make_int(0), make_int(L), ForKind::Vectorized, store),
                          l.as<Var>()->name);
   Stmt cols = For::make(wb, make_int(0), ceil_div(W, L), ForKind::Serial, lanes);
-  ForKind kind = ctx.options().target.cores > 1 ? ForKind::Parallel : ForKind::Serial;
+  ForKind kind = ctx.options().target.cpu.cores > 1 ? ForKind::Parallel : ForKind::Serial;
   return For::make(row, make_int(0), product(lead), kind, cols);
 }
 

@@ -8,7 +8,7 @@
 
 #include "ir/loop/simplify.h"
 #include "kiln/error.h"
-#include "passes/lower/gemm_internal.h"
+#include "passes/lower/cpu/gemm_internal.h"
 #include "passes/schedule/schedule.h"
 
 namespace kiln::passes::lower::gemm_detail {

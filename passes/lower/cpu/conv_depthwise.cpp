@@ -34,7 +34,7 @@
 #include <cmath>
 
 #include "ir/loop/simplify.h"
-#include "passes/lower/conv.h"
+#include "passes/lower/cpu/conv_cpu.h"
 
 namespace kiln::passes::lower {
 
@@ -81,7 +81,7 @@ DepthwisePlan plan_depthwise(const ConvGeometry& g, const CpuTarget& t) {
 class DepthwiseLowering {
  public:
   DepthwiseLowering(NodeLowering& n, const OutBuf& out)
-      : c_(n, out), g_(c_.g), p_(plan_depthwise(g_, n.ctx.options().target)), ctx_(n.ctx) {}
+      : c_(n, out), g_(c_.g), p_(plan_depthwise(g_, n.ctx.options().target.cpu)), ctx_(n.ctx) {}
   Stmt run();
 
  private:
@@ -142,14 +142,13 @@ Stmt DepthwiseLowering::block(const RegisterTile& tile, const Expr& nn, const Ex
     };
   }
   // Rows past OH (the last row block) are left out per row, outside the lanes.
-  Stmt store = tile.store(
-      [&](int, const Expr& acc) { return c_.with_bias(oc, acc); },
-      [&](int r, int v, const Expr& l, const Expr& value) {
-        Expr oy = simplify(oy0 + make_int(r));
-        Stmt st = c_.store(nn, oc, oy, ox_of(v, l), value);
-        return mask_rows ? IfThenElse::make(oy < c_.OH, st) : st;
-      },
-      keep);
+  Stmt store = tile.store([&](int, const Expr& acc) { return c_.with_bias(oc, acc); },
+                          [&](int r, int v, const Expr& l, const Expr& value) {
+                            Expr oy = simplify(oy0 + make_int(r));
+                            Stmt st = c_.store(nn, oc, oy, ox_of(v, l), value);
+                            return mask_rows ? IfThenElse::make(oy < c_.OH, st) : st;
+                          },
+                          keep);
   return tile.allocate(Block::make({init, reduce, store}));
 }
 
@@ -173,12 +172,11 @@ Stmt DepthwiseLowering::run() {
   Expr inside = simplify(iy0 >= make_int(0) && iy0 + make_int(rows_in - 1) < c_.H &&
                          oy0 + make_int(rb) <= c_.OH);
   Stmt body = IfThenElse::make(inside, columns(false), columns(true));
-  body = LetStmt::make(
-      nn, simplify(t / (row_blocks * make_int(g_.cout))),
-      LetStmt::make(oc, simplify((t / row_blocks) % make_int(g_.cout)),
-                    LetStmt::make(rbv, simplify(t % row_blocks), body)));
+  body = LetStmt::make(nn, simplify(t / (row_blocks * make_int(g_.cout))),
+                       LetStmt::make(oc, simplify((t / row_blocks) % make_int(g_.cout)),
+                                     LetStmt::make(rbv, simplify(t % row_blocks), body)));
   Expr tasks = simplify(c_.N * make_int(g_.cout) * row_blocks);
-  ForKind kind = ctx_.options().target.cores > 1 ? ForKind::Parallel : ForKind::Serial;
+  ForKind kind = ctx_.options().target.cpu.cores > 1 ? ForKind::Parallel : ForKind::Serial;
   return For::make(t, make_int(0), tasks, kind, body);
 }
 
@@ -192,7 +190,7 @@ Stmt lower_depthwise(NodeLowering& n, const std::vector<OutBuf>& outs) {
 AlgorithmLowering conv_depthwise() {
   AlgorithmLowering a;
   a.name = "conv.depthwise";
-  a.applies = [](const ir::Node& n, const CpuTarget&, std::string* why_not) {
+  a.applies = [](const ir::Node& n, const Target&, std::string* why_not) {
     ConvGeometry g = conv_geometry(n);
     if (!conv_supported_dtype(g.dtype)) {
       *why_not = "dtype " + std::string(dtype_name(g.dtype)) + " is not a float type";
@@ -206,7 +204,8 @@ AlgorithmLowering conv_depthwise() {
     }
     return true;
   };
-  a.score = [](const ir::Node& n, const CpuTarget& t, std::string* why) {
+  a.score = [](const ir::Node& n, const Target& target, std::string* why) {
+    const CpuTarget& t = target.cpu;
     ConvGeometry g = conv_geometry(n);
     DepthwisePlan p = plan_depthwise(g, t);
     *why = std::string(g.depthwise() ? "depthwise" : "narrow groups") +

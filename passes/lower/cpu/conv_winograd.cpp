@@ -40,7 +40,7 @@
 #include <cmath>
 
 #include "ir/loop/simplify.h"
-#include "passes/lower/conv.h"
+#include "passes/lower/cpu/conv_cpu.h"
 #include "passes/schedule/schedule.h"
 
 namespace kiln::passes::lower {
@@ -101,8 +101,8 @@ Stmt vector_loop(LowerContext& ctx, int lanes, const std::function<Stmt(const Ex
 
 struct WinogradPlan {
   int lanes = 16;
-  int rows = 4;            // output channels per GEMM tile
-  int64_t tw = 0, th = 0;  // tiles along the width and height
+  int rows = 4;             // output channels per GEMM tile
+  int64_t tw = 0, th = 0;   // tiles along the width and height
   int64_t row_vectors = 1;  // vectors per row of tiles
   int64_t tile_rows = 1;    // rows of tiles per task
   int64_t chunk = 1;        // input channels per GEMM pass
@@ -148,7 +148,7 @@ bool winograd_shape(const ConvGeometry& g) {
 class WinogradLowering {
  public:
   WinogradLowering(NodeLowering& n, const OutBuf& out)
-      : c_(n, out), g_(c_.g), p_(plan_winograd(g_, n.ctx.options().target)), ctx_(n.ctx) {}
+      : c_(n, out), g_(c_.g), p_(plan_winograd(g_, n.ctx.options().target.cpu)), ctx_(n.ctx) {}
   Stmt run();
 
  private:
@@ -223,7 +223,7 @@ Stmt WinogradLowering::filter_transform() const {
     return Store::make(u_, simplify((oc * make_int(g_.cin) + ic) * make_int(16) + xi), v);
   });
   Stmt loop = For::make(ic, make_int(0), make_int(g_.cin), ForKind::Serial, lanes);
-  ForKind kind = ctx_.options().target.cores > 1 ? ForKind::Parallel : ForKind::Serial;
+  ForKind kind = ctx_.options().target.cpu.cores > 1 ? ForKind::Parallel : ForKind::Serial;
   return For::make(oc, make_int(0), make_int(g_.cout), kind, loop);
 }
 
@@ -348,7 +348,7 @@ Stmt WinogradLowering::run() {
   const int64_t oc_blocks = (g_.cout + p_.rows - 1) / p_.rows;
   // Enough tasks for every core; each split of the channel blocks redoes
   // the (cheap) input transform of its tiles.
-  const int cores = std::max(1, ctx_.options().target.cores);
+  const int cores = std::max(1, ctx_.options().target.cpu.cores);
   int64_t splits = 1;
   if (c_.g.n > 0) {
     while (c_.g.n * row_blocks * splits < 2 * cores && splits * 2 <= oc_blocks) splits *= 2;
@@ -362,8 +362,8 @@ Stmt WinogradLowering::run() {
   Stmt full = oc_block(v, nn, ty0, ob, p_.rows);
   Stmt blocks;
   if (const int64_t tail = g_.cout % p_.rows) {
-    blocks = IfThenElse::make(ob < make_int(oc_blocks - 1), full,
-                              oc_block(v, nn, ty0, ob, int(tail)));
+    blocks =
+        IfThenElse::make(ob < make_int(oc_blocks - 1), full, oc_block(v, nn, ty0, ob, int(tail)));
   } else {
     blocks = full;
   }
@@ -373,12 +373,12 @@ Stmt WinogradLowering::run() {
                 ForKind::Serial, blocks);
   Stmt task = Block::make({input_transform(v, nn, ty0), oc_loop});
   task = Allocate::make(v, make_int(16 * g_.cin * p_.tiles()), MemoryScope::Heap, task);
-  task = LetStmt::make(
-      nn, simplify(t / make_int(row_blocks * splits)),
-      LetStmt::make(rb, simplify((t / make_int(splits)) % make_int(row_blocks)),
-                    LetStmt::make(sp, simplify(t % make_int(splits)), task)));
+  task = LetStmt::make(nn, simplify(t / make_int(row_blocks * splits)),
+                       LetStmt::make(rb, simplify((t / make_int(splits)) % make_int(row_blocks)),
+                                     LetStmt::make(sp, simplify(t % make_int(splits)), task)));
   ForKind kind = cores > 1 ? ForKind::Parallel : ForKind::Serial;
-  Stmt tasks = For::make(t, make_int(0), simplify(c_.N * make_int(row_blocks * splits)), kind, task);
+  Stmt tasks =
+      For::make(t, make_int(0), simplify(c_.N * make_int(row_blocks * splits)), kind, task);
   if (at_compile_time) return tasks;
   return Allocate::make(u_, make_int(16 * g_.cout * g_.cin), MemoryScope::Heap,
                         Block::make({filter_transform(), tasks}));
@@ -394,7 +394,7 @@ Stmt lower_winograd(NodeLowering& n, const std::vector<OutBuf>& outs) {
 AlgorithmLowering conv_winograd() {
   AlgorithmLowering a;
   a.name = "conv.winograd";
-  a.applies = [](const ir::Node& n, const CpuTarget&, std::string* why_not) {
+  a.applies = [](const ir::Node& n, const Target&, std::string* why_not) {
     ConvGeometry g = conv_geometry(n);
     if (!conv_supported_dtype(g.dtype)) {
       *why_not = "dtype " + std::string(dtype_name(g.dtype)) + " is not a float type";
@@ -406,7 +406,8 @@ AlgorithmLowering conv_winograd() {
     }
     return true;
   };
-  a.score = [](const ir::Node& n, const CpuTarget& t, std::string* why) {
+  a.score = [](const ir::Node& n, const Target& target, std::string* why) {
+    const CpuTarget& t = target.cpu;
     ConvGeometry g = conv_geometry(n);
     WinogradPlan p = plan_winograd(g, t);
     const std::string lanes =

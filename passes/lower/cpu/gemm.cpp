@@ -12,7 +12,7 @@
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
 #include "kiln/error.h"
-#include "passes/lower/gemm_internal.h"
+#include "passes/lower/cpu/gemm_internal.h"
 #include "passes/schedule/schedule.h"
 
 namespace kiln::passes::lower {
@@ -23,7 +23,8 @@ std::string GemmBlocking::str() const {
   return "mr " + std::to_string(mr) + " nr " + std::to_string(nr()) + " (" + std::to_string(nv) +
          " x " + std::to_string(lanes) + " lanes) kc " + std::to_string(kc) + " mc " +
          std::to_string(mc) + " nc " + std::to_string(nc) +
-         (nc_narrow != nc ? " (" + std::to_string(nc_narrow) + " while A fits a quarter of L3)" : "");
+         (nc_narrow != nc ? " (" + std::to_string(nc_narrow) + " while A fits a quarter of L3)"
+                          : "");
 }
 
 GemmBlocking gemm_blocking(const CpuTarget& t, DType acc, int64_t M, int64_t N, int64_t K) {
@@ -479,17 +480,16 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
         [&](const Expr& n, const Expr& k) { return spec.b(bidx, k, n); }, qq);
     pack_col = For::make(qq, make_int(0), simplify(min(per_block, np - jb * per_block)),
                          ForKind::Serial, let(q, jb * per_block + qq, pack_col));
-    Stmt rows = For::make(it, make_int(0), simplify((tiles_m - part + splitv - make_int(1)) / splitv),
-                          ForKind::Serial,
-                          let(i0, (part + it * splitv) * make_int(MC), tile_body(jr)));
-    Stmt task_body = Allocate::make(bt, simplify(NCx * K), MemoryScope::Heap,
-                                    Block::make({pack_col, rows}));
+    Stmt rows =
+        For::make(it, make_int(0), simplify((tiles_m - part + splitv - make_int(1)) / splitv),
+                  ForKind::Serial, let(i0, (part + it * splitv) * make_int(MC), tile_body(jr)));
+    Stmt task_body =
+        Allocate::make(bt, simplify(NCx * K), MemoryScope::Heap, Block::make({pack_col, rows}));
     task_body = let(j0, jb * NCx, task_body);
-    compute = parallel_tasks(
-        ctx, simplify(tiles_n * splitv), simplify(M * K * NCx / splitv), target,
-        [&](const Expr& task) {
-          return let(jb, task / splitv, let(part, task % splitv, task_body));
-        });
+    compute = parallel_tasks(ctx, simplify(tiles_n * splitv), simplify(M * K * NCx / splitv),
+                             target, [&](const Expr& task) {
+                               return let(jb, task / splitv, let(part, task % splitv, task_body));
+                             });
     if (!is_const(split)) compute = LetStmt::make(splitv, split, compute);
     if (nc_at_run_time) {
       const int64_t bytes = int64_t(dtype_size(acc));

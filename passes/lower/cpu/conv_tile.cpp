@@ -1,11 +1,11 @@
-// RegisterTile (conv.h): a block of vector accumulators that the convolution
+// RegisterTile (conv_cpu.h): a block of vector accumulators that the convolution
 // kernels multiply-accumulate into and store from. Every operation is written
 // as scalar code over one lane variable and vectorized here; rows and vectors
 // are unrolled in C++, so each scratch access is at a constant offset
 // (ramp(k * lanes, 1, lanes)) and LLVM's SROA turns the scratch into values
 // that live in vector registers across the reduction loops around them.
 #include "ir/loop/simplify.h"
-#include "passes/lower/conv.h"
+#include "passes/lower/cpu/conv_cpu.h"
 #include "passes/schedule/schedule.h"
 
 namespace kiln::passes::lower {
@@ -29,7 +29,8 @@ Stmt RegisterTile::over_lanes(const std::function<Stmt(const Expr& l)>& body) co
   return vectorize(s, name);
 }
 
-Stmt RegisterTile::init(const std::function<Expr(int row, int vec, const Expr& lane)>& value) const {
+Stmt RegisterTile::init(
+    const std::function<Expr(int row, int vec, const Expr& lane)>& value) const {
   return over_lanes([&](const Expr& l) {
     std::vector<Stmt> s;
     for (int r = 0; r < rows_; ++r) {
@@ -101,6 +102,44 @@ Stmt RegisterTile::store(
 Stmt RegisterTile::allocate(Stmt body) const {
   return Allocate::make(buf_, make_int(int64_t(rows_) * vectors_ * lanes_), MemoryScope::Stack,
                         std::move(body));
+}
+
+Stmt over_column_blocks(const ConvOperands& c, LowerContext& ctx, int64_t cols,
+                        const std::function<Stmt(const Expr& col0, bool masked)>& block) {
+  const ConvGeometry& g = c.g;
+  std::vector<Stmt> s;
+  auto loop = [&](int64_t from, const Expr& count, bool masked) {
+    Expr b = ctx.loop_var("cb");
+    s.push_back(For::make(b, make_int(from), count, ForKind::Serial,
+                          block(simplify(b * make_int(cols)), masked)));
+  };
+  if (g.ow < 0 || g.w < 0) {
+    loop(0, ceil_div(c.OW, cols), true);
+    return Block::make(s);
+  }
+  // Blocks whose every load is inside the row and every lane an output.
+  const int64_t nb = (g.ow + cols - 1) / cols;
+  auto left_ok = [&](int64_t b) { return b * cols * g.sw - g.pl >= 0; };
+  auto right_ok = [&](int64_t b) {
+    return (b + 1) * cols <= g.ow &&
+           ((b + 1) * cols - 1) * g.sw - g.pl + (g.kw - 1) * g.dw <= g.w - 1;
+  };
+  int64_t lo = 0;
+  while (lo < nb && !left_ok(lo)) ++lo;
+  int64_t hi = nb;
+  while (hi > lo && !right_ok(hi - 1)) --hi;
+  if (hi <= lo) lo = hi = nb;  // no interior block: all masked
+  auto border = [&](int64_t from, int64_t to) {
+    if (to - from <= 3) {
+      for (int64_t b = from; b < to; ++b) s.push_back(block(make_int(b * cols), true));
+    } else if (to > from) {
+      loop(from, make_int(to - from), true);
+    }
+  };
+  border(0, lo);
+  if (hi > lo) loop(lo, make_int(hi - lo), false);
+  border(std::max(hi, lo), nb);
+  return Block::make(s);
 }
 
 }  // namespace kiln::passes::lower

@@ -22,6 +22,7 @@
 #include <unordered_map>
 
 #include "api/compile_internal.h"
+#include "ir/loop/canonical.h"
 #include "ir/loop/loop_eval.h"
 #include "kiln/error.h"
 #include "runtime/disk_cache.h"
@@ -113,181 +114,6 @@ const std::string& build_identity() {
   return id;
 }
 
-// Writes a kernel as bytes such that different kernels give different bytes:
-// every field of every node, counts before lists, a tag for absent children.
-// Buffers are numbered by identity (parameters first, then in order of
-// appearance), so two distinct buffers that share a name stay distinct.
-class CanonicalWriter {
- public:
-  explicit CanonicalWriter(std::string* out) : out_(*out) {}
-
-  void kernel(const loop::Kernel& k) {
-    bufs_.clear();
-    str(k.name);
-    u64(k.buffers.size());
-    for (const loop::Buf& b : k.buffers) buf(b);
-    u64(k.scalars.size());
-    for (const loop::Expr& s : k.scalars) expr(s);
-    stmt(k.body);
-  }
-
- private:
-  void byte(uint8_t v) { out_.push_back(static_cast<char>(v)); }
-  void u64(uint64_t v) {
-    char b[8];
-    std::memcpy(b, &v, 8);
-    out_.append(b, 8);
-  }
-  void str(const std::string& s) {
-    u64(s.size());
-    out_ += s;
-  }
-  void buf(const loop::Buf& b) {
-    if (!b) return byte(0);
-    auto [it, fresh] = bufs_.emplace(b.get(), bufs_.size());
-    byte(fresh ? 1 : 2);
-    u64(it->second);
-    if (fresh) {  // name and dtype once; later uses are the number
-      str(b->name);
-      byte(static_cast<uint8_t>(b->dtype));
-    }
-  }
-  void exprs(const std::vector<loop::Expr>& v) {
-    u64(v.size());
-    for (const loop::Expr& e : v) expr(e);
-  }
-
-  void expr(const loop::Expr& e) {
-    using namespace loop;
-    if (!e.defined()) return byte(0xff);
-    byte(static_cast<uint8_t>(e->kind));
-    byte(static_cast<uint8_t>(e.type().dtype));
-    u64(uint64_t(e.type().lanes));
-    switch (e->kind) {
-      case NodeKind::IntImm:
-        return u64(uint64_t(e.as<IntImm>()->value));
-      case NodeKind::FloatImm: {
-        uint64_t bits;
-        std::memcpy(&bits, &e.as<FloatImm>()->value, 8);
-        return u64(bits);
-      }
-      case NodeKind::Var:
-        return str(e.as<Var>()->name);
-      case NodeKind::Cast:
-        return expr(e.as<Cast>()->value);
-      case NodeKind::Binary: {
-        auto* x = e.as<Binary>();
-        byte(static_cast<uint8_t>(x->op));
-        expr(x->a);
-        return expr(x->b);
-      }
-      case NodeKind::Compare: {
-        auto* x = e.as<Compare>();
-        byte(static_cast<uint8_t>(x->op));
-        expr(x->a);
-        return expr(x->b);
-      }
-      case NodeKind::Not:
-        return expr(e.as<Not>()->a);
-      case NodeKind::Select: {
-        auto* x = e.as<Select>();
-        expr(x->cond);
-        expr(x->true_value);
-        return expr(x->false_value);
-      }
-      case NodeKind::Load: {
-        auto* x = e.as<Load>();
-        buf(x->buf);
-        expr(x->index);
-        return expr(x->predicate);
-      }
-      case NodeKind::Ramp: {
-        auto* x = e.as<Ramp>();
-        expr(x->base);
-        return expr(x->stride);  // lanes: in the type
-      }
-      case NodeKind::Broadcast:
-        return expr(e.as<Broadcast>()->value);
-      case NodeKind::Call: {
-        auto* x = e.as<Call>();
-        str(x->name);
-        return exprs(x->args);
-      }
-      case NodeKind::Let: {
-        auto* x = e.as<Let>();
-        expr(x->var);
-        expr(x->value);
-        return expr(x->body);
-      }
-      default:
-        KILN_INTERNAL_CHECK(false, "cache key: unknown expression kind " << int(e->kind));
-    }
-  }
-
-  void stmt(const loop::Stmt& s) {
-    using namespace loop;
-    if (!s.defined()) return byte(0xff);
-    byte(static_cast<uint8_t>(s->kind));
-    switch (s->kind) {
-      case NodeKind::For: {
-        auto* x = s.as<For>();
-        byte(static_cast<uint8_t>(x->for_kind));
-        expr(x->var);
-        expr(x->min);
-        expr(x->extent);
-        return stmt(x->body);
-      }
-      case NodeKind::Store: {
-        auto* x = s.as<Store>();
-        buf(x->buf);
-        expr(x->index);
-        expr(x->value);
-        return expr(x->predicate);
-      }
-      case NodeKind::Block: {
-        auto* x = s.as<Block>();
-        u64(x->stmts.size());
-        for (const Stmt& c : x->stmts) stmt(c);
-        return;
-      }
-      case NodeKind::Allocate: {
-        auto* x = s.as<Allocate>();
-        buf(x->buf);
-        byte(static_cast<uint8_t>(x->scope));
-        expr(x->size);
-        return stmt(x->body);
-      }
-      case NodeKind::IfThenElse: {
-        auto* x = s.as<IfThenElse>();
-        expr(x->cond);
-        stmt(x->then_case);
-        return stmt(x->else_case);
-      }
-      case NodeKind::LetStmt: {
-        auto* x = s.as<LetStmt>();
-        expr(x->var);
-        expr(x->value);
-        return stmt(x->body);
-      }
-      case NodeKind::Barrier:
-        return;
-      case NodeKind::ExternCall: {
-        auto* x = s.as<ExternCall>();
-        str(x->name);
-        exprs(x->args);
-        u64(x->bufs.size());
-        for (const Buf& b : x->bufs) buf(b);
-        return;
-      }
-      default:
-        KILN_INTERNAL_CHECK(false, "cache key: unknown statement kind " << int(s->kind));
-    }
-  }
-
-  std::string& out_;
-  std::unordered_map<const loop::BufferNode*, uint64_t> bufs_;
-};
-
 // What the target of `options` is, in words: stored in each disk entry so a
 // reader can tell an entry made for another compiler or CPU from its own.
 std::string target_description(const codegen::CodegenOptions& options) {
@@ -315,11 +141,7 @@ double ms(double seconds) {
 }  // namespace
 
 std::string canonical_kernels(const std::vector<loop::Kernel>& kernels) {
-  std::string out;
-  out.reserve(4096);
-  CanonicalWriter w(&out);
-  for (const loop::Kernel& k : kernels) w.kernel(k);
-  return out;
+  return loop::canonical_bytes(kernels);
 }
 
 const std::string& host_cpu_name() {

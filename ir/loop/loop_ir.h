@@ -107,7 +107,8 @@ class Stmt : public Handle<StmtNode> {
 
 // A buffer: a named, typed region of memory indexed by a flat element offset.
 // Kernel parameters and Allocate'd scratch are both Bufs. Identity is the
-// pointer; the name is for printing and must be unique within a kernel.
+// pointer; the name is for printing and differs from that of every other
+// buffer in scope (loop::verify_kernel), though sibling scopes may reuse it.
 struct BufferNode {
   std::string name;
   DType dtype;

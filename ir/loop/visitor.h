@@ -4,6 +4,7 @@
 // Dispatch for every kind is generated from nodes.def.
 #pragma once
 
+#include "ir/loop/canonical.h"  // equal() and structural_hash(), which passes reach through here
 #include "ir/loop/loop_ir.h"
 
 namespace kiln::loop {
@@ -35,13 +36,6 @@ class IRMutator {
 // Replaces Vars by name (capture-naive: callers use fresh names).
 Expr substitute(const Expr& e, const std::string& var, const Expr& replacement);
 Stmt substitute(const Stmt& s, const std::string& var, const Expr& replacement);
-
-// Structural equality and a hash consistent with it (Vars compare by name,
-// Bufs by identity, floats by bit pattern).
-bool equal(const Expr& a, const Expr& b);
-bool equal(const Stmt& a, const Stmt& b);
-uint64_t structural_hash(const Expr& e);
-uint64_t structural_hash(const Stmt& s);
 
 // Text form, for dumps and tests:
 //   for (i, 0, n) parallel {

@@ -155,10 +155,14 @@ bool small_extent(const For* f, int width) {
 }
 
 // Splits loop `var` by the vector width into an unmasked main loop and one
-// masked tail, and vectorizes both. Throws kiln::Error when it does not apply.
+// masked tail, and vectorizes both; an undefined Stmt when split or vectorize
+// does not apply.
 Stmt vectorize_pointwise(const Stmt& s, const std::string& var, int width) {
-  return vectorize(split(s, var, width, var + "_o", var + "_v", TailStrategy::PredicatedTail),
-                   var + "_v");
+  const std::string lanes = var + "_v";
+  if (why_not_split(s, var, width, TailStrategy::PredicatedTail)) return Stmt();
+  Stmt nest = split(s, var, width, var + "_o", lanes, TailStrategy::PredicatedTail);
+  if (why_not_vectorize(nest, lanes)) return Stmt();
+  return vectorize(nest, lanes);
 }
 
 // Vectorizes the loops of a reduction / normalization nest (see schedule.h).
@@ -185,12 +189,10 @@ class ReductionVectorizer : public IRMutator {
     Access a = access_of(op->body, var, scratch_);
     if (all_innermost && inner_strided && a.contiguous && a.moves &&
         !small_extent(op, t_.vector_width)) {
-      try {
-        Stmt v = vectorize_pointwise(self, var, t_.vector_width);
+      // Not vectorizable across lanes (e.g. an extern call): try the loops inside.
+      if (Stmt v = vectorize_pointwise(self, var, t_.vector_width); v.defined()) {
         split_loops.insert(var);
         return v;
-      } catch (const Error&) {
-        // Not vectorizable across lanes (e.g. an extern call): try the loops inside.
       }
     }
     return IRMutator::visit(op, self);
@@ -200,20 +202,19 @@ class ReductionVectorizer : public IRMutator {
     const std::string& var = name_of(op);
     Access a = access_of(op->body, var, scratch_);
     if (!a.contiguous || small_extent(op, t_.vector_width) || t_.vector_width <= 1) return self;
-    try {
-      if (a.accumulates) {
-        // A body with a transcendental call is long enough to hide the add's
-        // latency with two accumulators; more only spill its constants.
-        int k = std::max(1, a.calls ? std::min(2, t_.accumulators) : t_.accumulators);
-        return vectorize_reduction(self, var, t_.vector_width, k);
-      }
-      if (!a.moves) return self;
-      Stmt v = vectorize_pointwise(self, var, t_.vector_width);
-      split_loops.insert(var);
-      return v;
-    } catch (const Error&) {
-      return self;  // e.g. an argmax's branch: stays scalar
+    // A loop the transform does not apply to (e.g. an argmax's branch) stays scalar.
+    if (a.accumulates) {
+      // A body with a transcendental call is long enough to hide the add's
+      // latency with two accumulators; more only spill its constants.
+      int k = std::max(1, a.calls ? std::min(2, t_.accumulators) : t_.accumulators);
+      if (why_not_vectorize_reduction(self, var, t_.vector_width, k)) return self;
+      return vectorize_reduction(self, var, t_.vector_width, k);
     }
+    if (!a.moves) return self;
+    Stmt v = vectorize_pointwise(self, var, t_.vector_width);
+    if (!v.defined()) return self;
+    split_loops.insert(var);
+    return v;
   }
 
  private:
@@ -272,14 +273,13 @@ Stmt schedule_nest(const Stmt& nest, ir::OpCategory category, const ScheduleTarg
   if (pointwise || reduction) work = simplify(work_of(find_loop(nest, outer)->body));
   if (pointwise && t.vector_width > 1) {
     const std::string& inner = vars.back();
-    try {
-      s = vectorize_pointwise(s, inner, t.vector_width);
+    // Not vectorizable (e.g. a scalar store of lane values): keep the scalar nest.
+    if (Stmt v = vectorize_pointwise(s, inner, t.vector_width); v.defined()) {
+      s = v;
       if (vars.size() == 1) {
         outer = inner + "_o";
         work = make_int(t.vector_width);
       }
-    } catch (const Error&) {
-      // Not vectorizable (e.g. a scalar store of lane values): keep the scalar nest.
     }
   } else if (reduction) {
     ReductionVectorizer rv(t, scratch_of(nest));

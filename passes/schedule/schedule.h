@@ -1,12 +1,21 @@
 // CPU schedules: loop-IR transforms on a Stmt, one free function per
 // transform (one file each), plus default_schedule, which picks them for a
 // lowered kernel by its category. Each transform names its loop by the loop
-// variable (names are unique in a lowered kernel), throws kiln::Error naming
-// the loop when it is absent or the transform does not apply, and returns a
-// simplified statement computing the same values. docs/schedules.md shows the
-// loop nests default_schedule produces for each kind of kernel.
+// variable (names are unique in a lowered kernel) and returns a simplified
+// statement computing the same values.
+//
+// Whether a transform applies is asked of its check, why_not_<transform>:
+// std::nullopt when it applies, else the reason, which is the message the
+// transform throws as kiln::Error when called anyway (a user's schedule, a
+// test). The check runs the transform's own code path, so the two agree
+// exactly, and it never throws for "does not apply". A caller that may try a
+// transform speculatively calls the check first and never catches: an
+// exception out of a transform or its check is then a bug (InternalError)
+// and surfaces. docs/schedules.md shows the loop nests default_schedule
+// produces for each kind of kernel.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,10 +60,24 @@ loop::Stmt split(const loop::Stmt& s, const std::string& loop_var, int64_t facto
 loop::Stmt split(const loop::Stmt& s, const std::string& loop_var, const loop::Expr& factor,
                  const std::string& outer_name, const std::string& inner_name,
                  TailStrategy tail = TailStrategy::GuardWithIf);
+// Why split does not apply, or std::nullopt: no loop `loop_var`; a factor that
+// is not an i64 scalar or is a constant < 1; ShiftInwards with a factor that
+// does not divide the extent, when the factor is not constant or the extent is
+// a constant below it. (The outer and inner names do not matter.)
+std::optional<std::string> why_not_split(const loop::Stmt& s, const std::string& loop_var,
+                                         int64_t factor,
+                                         TailStrategy tail = TailStrategy::GuardWithIf);
+std::optional<std::string> why_not_split(const loop::Stmt& s, const std::string& loop_var,
+                                         const loop::Expr& factor,
+                                         TailStrategy tail = TailStrategy::GuardWithIf);
 
 // Swaps two directly nested loops (the inner's bounds must not use the outer's var):
 //   for (i, 0, n) { for (j, 0, m) { S } }   ->   for (j, 0, m) { for (i, 0, n) { S } }
 loop::Stmt reorder(const loop::Stmt& s, const std::string& outer_var, const std::string& inner_var);
+// Why reorder does not apply, or std::nullopt: no loop `outer_var`; loop
+// `inner_var` is not its body; the inner loop's bounds use `outer_var`.
+std::optional<std::string> why_not_reorder(const loop::Stmt& s, const std::string& outer_var,
+                                           const std::string& inner_var);
 
 // Turns every loop named `loop_var` (each of constant extent) into vector
 // lanes: the variable becomes ramp(min, 1, lanes), scalars broadcast where they
@@ -64,8 +87,12 @@ loop::Stmt reorder(const loop::Stmt& s, const std::string& outer_var, const std:
 //   for (i, 0, 8) vectorized { if (i < n) { y[i] = x[i] * 2.0f } }
 // becomes
 //   y[ramp(0, 1, 8)] = x[ramp(0, 1, 8)] if (ramp(0, 1, 8) < x8(n)) * x8(2.0f) if (...)
-// Throws kiln::Error when a lane-dependent value is stored to one location.
 loop::Stmt vectorize(const loop::Stmt& s, const std::string& loop_var);
+// Why vectorize does not apply, or std::nullopt: no loop `loop_var`; one whose
+// extent is not a constant in [1, 64]; a body that already holds vector lanes
+// or an extern call, stores a value that differs by lane to one location,
+// indexes its scratch by the lanes, or has an inner loop whose bounds use them.
+std::optional<std::string> why_not_vectorize(const loop::Stmt& s, const std::string& loop_var);
 
 // Vectorizes a loop that accumulates into scalars, with `accumulators`
 // independent vector partial results of `lanes` lanes each (so consecutive
@@ -90,19 +117,33 @@ loop::Stmt vectorize(const loop::Stmt& s, const std::string& loop_var);
 //   acc_v[ramp(0, 1, 4)] = (acc_v[ramp(0, 1, 4)] + acc_v[ramp(4, 1, 4)])   // then 2, 1
 //   acc[0] = (acc[0] + acc_v[0])
 // The accumulator ops are + * min max && ||; min/max/&&/|| and integer results
-// are exact, float sums and products are reassociated. Throws kiln::Error when
-// the loop is not innermost straight-line code of that shape.
+// are exact, float sums and products are reassociated.
 loop::Stmt vectorize_reduction(const loop::Stmt& s, const std::string& loop_var, int lanes,
                                int accumulators);
+// Why vectorize_reduction does not apply, or std::nullopt: lanes outside
+// [1, 64] or accumulators outside [1, 16]; no loop `loop_var`; a loop that is
+// not innermost straight-line code of the shape above (an inner loop, a
+// branch, an allocation, an extern call, vector lanes; a store at a fixed
+// index that is not an accumulation, or one accumulator updated twice or read
+// elsewhere; an element written at two indices or read at another than the
+// one written); a body vectorize's lanes cannot be formed for.
+std::optional<std::string> why_not_vectorize_reduction(const loop::Stmt& s,
+                                                       const std::string& loop_var, int lanes,
+                                                       int accumulators);
 
 // Replaces a loop of constant extent by copies of its body (every loop named
 // `loop_var`):
 //   for (i, 0, 2) { y[i] = x[i] }   ->   y[0] = x[0]; y[1] = x[1]
 loop::Stmt unroll(const loop::Stmt& s, const std::string& loop_var);
+// Why unroll does not apply, or std::nullopt: no loop `loop_var`; one whose min
+// or extent is not constant, or whose extent is over 1024.
+std::optional<std::string> why_not_unroll(const loop::Stmt& s, const std::string& loop_var);
 
 // Marks the loop parallel (the backend outlines it onto the thread pool):
 //   for (i, 0, n) { S }   ->   for (i, 0, n) parallel { S }
 loop::Stmt parallelize(const loop::Stmt& s, const std::string& loop_var);
+// Why parallelize does not apply, or std::nullopt: no loop `loop_var`.
+std::optional<std::string> why_not_parallelize(const loop::Stmt& s, const std::string& loop_var);
 
 // Versions `s` on scalar parameters: a copy with the values substituted (and
 // simplified) runs when they all hold, the original otherwise.

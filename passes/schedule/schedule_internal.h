@@ -1,8 +1,17 @@
-// Shared helper of the schedule transforms: find a loop by its variable's name
-// and rebuild the statement with that loop replaced. Internal to passes/schedule.
+// Shared helpers of the schedule transforms: find a loop by its variable's
+// name and rebuild the statement with that loop replaced, and the vector-lane
+// rewriter. Internal to passes/schedule.
+//
+// Each transform has one code path that builds its result and, where the
+// transform does not apply, records why in a `std::string* why_not` (the very
+// message the public transform throws) and stops building. The transform
+// throws that message as kiln::Error; its why_not_<transform> check returns it.
+// So the two agree by construction, and nothing here catches an exception: an
+// InternalError raised while building always surfaces.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "ir/loop/analysis.h"
@@ -10,17 +19,30 @@
 
 namespace kiln::passes::schedule_detail {
 
+// Rewrites one loop: returns its replacement, or sets *why_not and returns an
+// undefined Stmt when the loop cannot be rewritten.
+using LoopRewrite = std::function<loop::Stmt(const loop::For*, std::string* why_not)>;
+
 // Replaces the first For whose var is named `loop_var` with f(that For), or
 // every such For when `all` (split's PredicatedTail leaves two sibling loops of
 // one name, the main chunk and the tail chunk, and vectorize/unroll treat both).
-// Throws kiln::Error "<what>: no loop named '<loop_var>'" when there is none.
+// Sets *why_not to the first reason f gave, or to "<what>: no loop named
+// '<loop_var>'" when there is none, and then returns an undefined Stmt.
 loop::Stmt rewrite_loop(const loop::Stmt& s, const std::string& loop_var, const char* what,
-                        const std::function<loop::Stmt(const loop::For*)>& f, bool all = false);
+                        const LoopRewrite& f, std::string* why_not, bool all = false);
 
 // The body of `for (var, min, lanes)` as vector lanes (vectorize's machinery,
-// without simplification): `var` becomes ramp(min, 1, lanes).
+// without simplification): `var` becomes ramp(min, 1, lanes). Sets *why_not
+// ("vectorize: loop '<var>': <why>") and returns an undefined Stmt when the
+// lanes cannot be formed.
 loop::Stmt vectorize_body(const loop::Stmt& body, const std::string& var, const loop::Expr& min,
-                          int lanes);
+                          int lanes, std::string* why_not);
+
+// A check's answer from the reason its transform's code path recorded.
+inline std::optional<std::string> reason(std::string why_not) {
+  if (why_not.empty()) return std::nullopt;
+  return why_not;
+}
 
 // uses_var and linear_coefficient: ir/loop/analysis.h.
 using loop::linear_coefficient;

@@ -16,7 +16,8 @@ using namespace kiln::loop;  // NOLINT
 namespace {
 
 Stmt split_loop(const For* f, const Expr& fac, const std::string& loop_var,
-                const std::string& outer_name, const std::string& inner_name, TailStrategy tail) {
+                const std::string& outer_name, const std::string& inner_name, TailStrategy tail,
+                std::string* why_not) {
   Expr outer = Var::make(i64_t(), outer_name), inner = Var::make(i64_t(), inner_name);
   int64_t factor = 0, extent = 0;
   bool const_factor = is_const_int(fac, &factor);
@@ -36,11 +37,15 @@ Stmt split_loop(const For* f, const Expr& fac, const std::string& loop_var,
   Expr chunks = simplify((f->extent + simplify(fac - make_int(1))) / fac);
   Expr offset = outer * fac;
   if (tail == TailStrategy::ShiftInwards && !divides) {
-    KILN_USER_CHECK(const_factor,
-                    "split: ShiftInwards needs a constant factor (loop '" << loop_var << "')");
-    KILN_USER_CHECK(!is_const_int(f->extent, &extent) || extent >= factor,
-                    "split: ShiftInwards needs extent >= factor, loop '"
-                        << loop_var << "' has extent " << extent);
+    if (!const_factor) {
+      *why_not = "split: ShiftInwards needs a constant factor (loop '" + loop_var + "')";
+      return Stmt();
+    }
+    if (is_const_int(f->extent, &extent) && extent < factor) {
+      *why_not = "split: ShiftInwards needs extent >= factor, loop '" + loop_var + "' has extent " +
+                 std::to_string(extent);
+      return Stmt();
+    }
     offset = min(offset, f->extent - fac);
   }
   Expr inner_extent = fac;
@@ -55,25 +60,52 @@ Stmt split_loop(const For* f, const Expr& fac, const std::string& loop_var,
   return For::make(outer, make_int(0), chunks, f->for_kind, inner_loop);
 }
 
+// Split with the factor's own preconditions; the loop's are split_loop's.
+Stmt split_loops(const Stmt& s, const std::string& loop_var, const Expr& factor,
+                 const std::string& outer_name, const std::string& inner_name, TailStrategy tail,
+                 std::string* why_not) {
+  int64_t c = 0;
+  if (!factor.defined() || factor.type() != i64_t()) {
+    *why_not = "split: factor must be an i64 scalar (loop '" + loop_var + "')";
+    return Stmt();
+  }
+  if (is_const_int(factor, &c) && c < 1) {
+    *why_not =
+        "split: factor must be >= 1, got " + std::to_string(c) + " (loop '" + loop_var + "')";
+    return Stmt();
+  }
+  return schedule_detail::rewrite_loop(
+      s, loop_var, "split",
+      [&](const For* f, std::string* why) {
+        return split_loop(f, factor, loop_var, outer_name, inner_name, tail, why);
+      },
+      why_not);
+}
+
 }  // namespace
+
+std::optional<std::string> why_not_split(const Stmt& s, const std::string& loop_var,
+                                         const Expr& factor, TailStrategy tail) {
+  std::string why_not;
+  split_loops(s, loop_var, factor, "split_o", "split_i", tail, &why_not);
+  return schedule_detail::reason(why_not);
+}
+
+std::optional<std::string> why_not_split(const Stmt& s, const std::string& loop_var, int64_t factor,
+                                         TailStrategy tail) {
+  return why_not_split(s, loop_var, make_int(factor), tail);
+}
 
 Stmt split(const Stmt& s, const std::string& loop_var, const Expr& factor,
            const std::string& outer_name, const std::string& inner_name, TailStrategy tail) {
-  int64_t c = 0;
-  KILN_USER_CHECK(factor.defined() && factor.type() == i64_t(),
-                  "split: factor must be an i64 scalar (loop '" << loop_var << "')");
-  KILN_USER_CHECK(!is_const_int(factor, &c) || c >= 1,
-                  "split: factor must be >= 1, got " << c << " (loop '" << loop_var << "')");
-  Stmt out = schedule_detail::rewrite_loop(s, loop_var, "split", [&](const For* f) -> Stmt {
-    return split_loop(f, factor, loop_var, outer_name, inner_name, tail);
-  });
+  std::string why_not;
+  Stmt out = split_loops(s, loop_var, factor, outer_name, inner_name, tail, &why_not);
+  KILN_USER_CHECK(why_not.empty(), why_not);
   return simplify(out);
 }
 
 Stmt split(const Stmt& s, const std::string& loop_var, int64_t factor,
            const std::string& outer_name, const std::string& inner_name, TailStrategy tail) {
-  KILN_USER_CHECK(factor >= 1,
-                  "split: factor must be >= 1, got " << factor << " (loop '" << loop_var << "')");
   return split(s, loop_var, make_int(factor), outer_name, inner_name, tail);
 }
 

@@ -13,6 +13,8 @@
 // only at the element being written. Guarantees: min/max/&&/|| and integer
 // results are exactly those of the scalar loop (the ops are associative and
 // commutative, integers wrap); float sums and products are reassociated.
+// A loop that breaks an assumption is left alone: the first broken one is
+// recorded (why_not_vectorize_reduction reports it) and nothing is built.
 #include <map>
 
 #include "ir/loop/simplify.h"
@@ -20,6 +22,7 @@
 #include "kiln/error.h"
 #include "passes/schedule/schedule.h"
 #include "passes/schedule/schedule_internal.h"
+#include "runtime/fault_injection.h"
 
 namespace kiln::passes {
 
@@ -49,19 +52,21 @@ bool reassociable(BinOp op) {
   }
 }
 
-// Checks the body and finds its accumulators.
+// Checks the body and finds its accumulators. It builds nothing, so the walk
+// may go on after a failure; only the first reason is kept.
 class Analysis : public IRVisitor {
  public:
   Analysis(const std::string& var) : var_(var) {}  // NOLINT
   std::vector<Accumulator> accs;
   std::map<const BufferNode*, Expr> written;  // elementwise stores: buffer -> index
   std::vector<const Load*> loads;
+  std::string why_not;  // the first assumption the loop breaks; empty if none
 
-  [[noreturn]] void fail(const std::string& why) const {
-    KILN_USER_ERROR("vectorize_reduction: loop '" << var_ << "': " << why);
+  void fail(const std::string& why) {
+    if (why_not.empty()) why_not = "vectorize_reduction: loop '" + var_ + "': " + why;
   }
 
-  // The accumulator update a store is, or nullptr.
+  // Records the accumulator update a store is, or fails.
   void check_update(const Store* op) {
     const Binary* b = op->value.as<Binary>();
     auto self = [&](const Expr& e) {
@@ -70,11 +75,11 @@ class Analysis : public IRVisitor {
     };
     if (!b || !reassociable(b->op) || !(self(b->a) || self(b->b)) || op->predicate.defined() ||
         op->value.type().lanes != 1) {
-      fail("the store to " + op->buf->name +
-           " does not depend on the loop variable and is not an accumulation");
+      return fail("the store to " + op->buf->name +
+                  " does not depend on the loop variable and is not an accumulation");
     }
     for (const Accumulator& a : accs) {
-      if (a.buf == op->buf) fail(op->buf->name + " is updated twice");
+      if (a.buf == op->buf) return fail(op->buf->name + " is updated twice");
     }
     accs.push_back({op->buf, op->index, b->op, nullptr});
     // The other operand is visited; the self-load is not a foreign read.
@@ -98,7 +103,7 @@ class Analysis : public IRVisitor {
     if (!uses_var(op->index, var_)) return check_update(op);
     auto [it, fresh] = written.emplace(op->buf.get(), op->index);
     if (!fresh && !equal(it->second, op->index)) {
-      fail(op->buf->name + " is written at two different elements");
+      return fail(op->buf->name + " is written at two different elements");
     }
     IRVisitor::visit_node(op);
   }
@@ -153,10 +158,13 @@ Expr ramp(int64_t base, int lanes) {
   return lanes == 1 ? make_int(base) : Ramp::make(make_int(base), make_int(1), lanes);
 }
 
-Stmt vectorize_loop(const For* f, const std::string& var, int lanes, int k) {
+// The vectorized loop, or an undefined Stmt with *why_not set.
+Stmt vectorize_loop(const For* f, const std::string& var, int lanes, int k, std::string* why_not) {
+  runtime::fault_point("vectorize_reduction");
   Analysis an(var);
   an.visit(f->body);
   for (const Load* l : an.loads) {
+    if (!an.why_not.empty()) break;
     auto it = an.written.find(l->buf.get());
     if (it != an.written.end() && !equal(it->second, l->index)) {
       an.fail(l->buf->name + " is read at another element than the one written");
@@ -164,6 +172,10 @@ Stmt vectorize_loop(const For* f, const std::string& var, int lanes, int k) {
     for (const Accumulator& a : an.accs) {
       if (a.buf == l->buf) an.fail("accumulator " + a.buf->name + " is read outside its update");
     }
+  }
+  if (!an.why_not.empty()) {
+    *why_not = an.why_not;
+    return Stmt();
   }
   for (Accumulator& a : an.accs) a.vec = make_buf(a.buf->name + "_v", a.buf->dtype);
 
@@ -187,7 +199,8 @@ Stmt vectorize_loop(const For* f, const std::string& var, int lanes, int k) {
     ChunkRewriter rw(var, an.accs, make_int(int64_t(u) * lanes) + r_v, Expr());
     Stmt body = substitute(rw.mutate(f->body), var,
                            f->min + r_o * make_int(group) + make_int(int64_t(u) * lanes) + r_v);
-    chunks.push_back(schedule_detail::vectorize_body(body, lane_name, make_int(0), lanes));
+    chunks.push_back(schedule_detail::vectorize_body(body, lane_name, make_int(0), lanes, why_not));
+    if (!why_not->empty()) return Stmt();
   }
   Stmt main = For::make(r_o, make_int(0), full, ForKind::Serial, Block::make(chunks));
 
@@ -196,8 +209,10 @@ Stmt vectorize_loop(const For* f, const std::string& var, int lanes, int k) {
   ChunkRewriter tail_rw(var, an.accs, r_v, var_expr < f->min + extent);
   Stmt tail_body = substitute(tail_rw.mutate(f->body), var, start + r_t * make_int(lanes) + r_v);
   Expr rest = simplify((extent - full * make_int(group) + make_int(lanes - 1)) / make_int(lanes));
-  Stmt tail = For::make(r_t, make_int(0), rest, ForKind::Serial,
-                        schedule_detail::vectorize_body(tail_body, lane_name, make_int(0), lanes));
+  Stmt tail_lanes =
+      schedule_detail::vectorize_body(tail_body, lane_name, make_int(0), lanes, why_not);
+  if (!why_not->empty()) return Stmt();
+  Stmt tail = For::make(r_t, make_int(0), rest, ForKind::Serial, tail_lanes);
 
   std::vector<Stmt> init, fold;
   for (const Accumulator& a : an.accs) {
@@ -233,16 +248,36 @@ Stmt vectorize_loop(const For* f, const std::string& var, int lanes, int k) {
   return extent_var.defined() ? LetStmt::make(extent, extent_var, out) : out;
 }
 
+// vectorize_reduction without simplification; its argument checks come first.
+Stmt vectorize_reduction_loop(const Stmt& s, const std::string& loop_var, int lanes,
+                              int accumulators, std::string* why_not) {
+  if (lanes < 1 || lanes > 64 || accumulators < 1 || accumulators > 16) {
+    *why_not = "vectorize_reduction: loop '" + loop_var +
+               "': lanes must be in [1, 64] and accumulators in [1, 16], got " +
+               std::to_string(lanes) + " and " + std::to_string(accumulators);
+    return Stmt();
+  }
+  return schedule_detail::rewrite_loop(
+      s, loop_var, "vectorize_reduction",
+      [&](const For* f, std::string* why) {
+        return vectorize_loop(f, loop_var, lanes, accumulators, why);
+      },
+      why_not);
+}
+
 }  // namespace
 
+std::optional<std::string> why_not_vectorize_reduction(const Stmt& s, const std::string& loop_var,
+                                                       int lanes, int accumulators) {
+  std::string why_not;
+  vectorize_reduction_loop(s, loop_var, lanes, accumulators, &why_not);
+  return schedule_detail::reason(why_not);
+}
+
 Stmt vectorize_reduction(const Stmt& s, const std::string& loop_var, int lanes, int accumulators) {
-  KILN_USER_CHECK(lanes >= 1 && lanes <= 64 && accumulators >= 1 && accumulators <= 16,
-                  "vectorize_reduction: loop '" << loop_var << "': lanes must be in [1, 64] and "
-                                                << "accumulators in [1, 16], got " << lanes
-                                                << " and " << accumulators);
-  Stmt out = schedule_detail::rewrite_loop(s, loop_var, "vectorize_reduction", [&](const For* f) {
-    return vectorize_loop(f, loop_var, lanes, accumulators);
-  });
+  std::string why_not;
+  Stmt out = vectorize_reduction_loop(s, loop_var, lanes, accumulators, &why_not);
+  KILN_USER_CHECK(why_not.empty(), why_not);
   return simplify(out);
 }
 

@@ -124,11 +124,8 @@ Expr guard_loads(const Expr& e, const Expr& pred) {
 }
 
 Stmt vectorize_or_unroll(const Stmt& s, const std::string& var) {
-  try {
-    return vectorize(s, var);
-  } catch (const Error&) {
-    return unroll(s, var);
-  }
+  if (why_not_vectorize(s, var)) return unroll(s, var);
+  return vectorize(s, var);
 }
 
 Stmt versioned(const Stmt& s, const GemmSpec& spec) {

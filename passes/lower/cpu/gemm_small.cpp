@@ -154,12 +154,9 @@ Stmt dot_rows(LowerContext& ctx, const GemmSpec& spec, const CpuTarget& target, 
       out.push_back(IfThenElse::make(pr < P, store(bt.batch, pr, a.load())));
     }
     Stmt loop = For::make(k, make_int(0), spec.K, ForKind::Serial, Block::make(update));
-    if (lanes > 1) {
-      try {
-        loop = vectorize_reduction(loop, k.as<Var>()->name, lanes, 2);
-      } catch (const Error&) {
-        // An operand the vectorizer cannot widen: scalar dot products.
-      }
+    // An operand the vectorizer cannot widen keeps scalar dot products.
+    if (lanes > 1 && !why_not_vectorize_reduction(loop, k.as<Var>()->name, lanes, 2)) {
+      loop = vectorize_reduction(loop, k.as<Var>()->name, lanes, 2);
     }
     Stmt body = allocate(sums, Block::make({Block::make(init), loop, Block::make(out)}));
     return LetStmt::make(p0, simplify(bt.block * make_int(kRows)), body);

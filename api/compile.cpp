@@ -18,7 +18,7 @@
 #include "kiln/error.h"
 #include "passes/fuse.h"
 #include "passes/pipeline.h"
-#include "passes/schedule/schedule.h"
+#include "passes/schedule/loop_pipeline.h"
 
 namespace kiln {
 
@@ -78,6 +78,7 @@ void check_options(const CompileOptions& o, const std::string& backend) {
   }
   KILN_USER_CHECK(
       ok, "compile: unknown backend '" << backend << "' (available: " << join_names(known) << ")");
+  if (!o.passes.print_after.empty()) passes::check_pass_name(o.passes.print_after);
   KILN_USER_CHECK(o.opt_level >= 0 && o.opt_level <= 3,
                   "compile: opt_level must be 0..3, got " << o.opt_level);
   KILN_USER_CHECK(o.num_threads >= 0,
@@ -90,12 +91,6 @@ void check_options(const CompileOptions& o, const std::string& backend) {
       KILN_USER_CHECK(d >= 0, "compile: example_shapes[" << i << "] has a negative size " << d);
     }
   }
-}
-
-std::string kernels_text(const std::vector<loop::Kernel>& ks) {
-  std::string s;
-  for (const loop::Kernel& k : ks) s += loop::to_string(k);
-  return s;
 }
 
 const CompiledFunction::Impl& checked(const std::shared_ptr<const CompiledFunction::Impl>& p) {
@@ -193,24 +188,23 @@ std::string explain_text(const CompiledFunction::Impl& impl, bool with_nodes) {
   return s;
 }
 
-// Scheduling: each kernel by its category (passes/schedule), then simplify.
+// The loop pipeline for the target (passes/schedule/loop_pipeline.h): CPU
+// kernels are scheduled by their category, GPU kernels mapped, then both
+// simplified. `print` is where --print-after-all and friends go.
 std::vector<loop::Kernel> schedule_kernels(const std::vector<loop::Kernel>& lowered,
                                            const std::vector<passes::KernelPlan>& plans,
-                                           const CompileOptions& o) {
-  passes::ScheduleTarget target;
+                                           const CompileOptions& o,
+                                           const passes::PipelineOptions& print = {}) {
+  passes::LoopProgram program;
+  program.kernels = lowered;
+  for (const passes::KernelPlan& p : plans) program.categories.push_back(p.category);
+  passes::LoopPipelineOptions lo;
+  lo.target = api::target_for(o);
+  lo.schedule = o.schedule;
   // The pool cannot be resized per function; one thread means "no parallel loops".
-  target.parallel = o.num_threads != 1;
-  // Vector loops as wide as the machine's f32 registers (16 lanes with
-  // AVX-512: the elementwise chain runs ~1.8x faster than at 8 on Zen 5).
-  target.vector_width = std::max(4, api::target_for(o).cpu.lanes(4));
-  std::vector<loop::Kernel> out;
-  for (size_t i = 0; i < lowered.size(); ++i) {
-    loop::Kernel k = lowered[i];
-    if (o.schedule) k = passes::default_schedule(lowered[i], plans[i].category, target);
-    k.body = loop::simplify(k.body);
-    out.push_back(std::move(k));
-  }
-  return out;
+  lo.parallel = o.num_threads != 1;
+  passes::run_loop_pipeline(program, lo, print);
+  return std::move(program.kernels);
 }
 
 }  // namespace
@@ -242,7 +236,8 @@ std::shared_ptr<CompiledFunction::Impl> build(const ir::Graph& source,
   //    may change or die. The graph pipeline (fold, simplify, CSE, DCE) runs on it.
   std::shared_ptr<ir::Graph> g = source.clone();
   ir::verify(*g);
-  if (options.optimize) passes::run_pipeline(*g);
+  const passes::PipelineOptions print = api::pipeline_options(options.passes);
+  if (options.optimize) passes::run_pipeline(*g, print);
   impl->graph = g;
   impl->name = g->name();
   for (const auto& v : g->inputs()) impl->inputs.push_back(api::value_info(*v));
@@ -262,7 +257,7 @@ std::shared_ptr<CompiledFunction::Impl> build(const ir::Graph& source,
   }
   impl->lowered = passes::lower_groups(*g, impl->groups, lower_options(options), &plans);
   // 3. Schedule and simplify.
-  impl->scheduled = schedule_kernels(impl->lowered, plans, options);
+  impl->scheduled = schedule_kernels(impl->lowered, plans, options, print);
   // 4. Code generation (or evaluator launchers).
   compile_detail::KernelEntries entries = compile_detail::compile_kernels(*impl);
   // 5. The launch list and buffer plan.
@@ -317,7 +312,11 @@ CompiledFunction compile(const ir::Graph& source, const CompileOptions& given) {
   check_options(given, backend);
   CompileOptions options = given;
   options.autotune = compile_detail::autotune_requested(given);
-  if (!options.use_cache || backend == "interp") {
+  // Printing or timing passes means running them: no cached function.
+  const OptimizeOptions& p = options.passes;
+  const bool instrumented =
+      p.print_after_all || !p.print_after.empty() || p.time_passes || p.verify_each;
+  if (!options.use_cache || backend == "interp" || instrumented) {
     return CompiledFunction::from_impl(build(source, options, backend));
   }
   // A function compiled before with the same options is reused whole: no
@@ -404,7 +403,7 @@ std::string CompiledFunction::dump(const std::string& stage) const {
     return lower_fused(*impl.graph, impl.options, plans);
   };
   if (stage == "kernels") return explain_text(impl, /*with_nodes=*/true);
-  if (stage == "loops") return kernels_text(lowered(nullptr));
+  if (stage == "loops") return passes::kernels_text(lowered(nullptr));
   if (stage == "plan") {
     KILN_USER_CHECK(impl.exec,
                     "dump: stage 'plan' needs a compiled backend (this function runs "
@@ -418,7 +417,7 @@ std::string CompiledFunction::dump(const std::string& stage) const {
     std::vector<loop::Kernel> ks = lowered(&plans);
     scheduled = schedule_kernels(ks, plans, impl.options);
   }
-  if (stage == "loops-scheduled") return kernels_text(scheduled);
+  if (stage == "loops-scheduled") return passes::kernels_text(scheduled);
   codegen::DumpStage ds = stage == "llvm"       ? codegen::DumpStage::LLVM
                           : stage == "llvm-opt" ? codegen::DumpStage::LLVMOpt
                                                 : codegen::DumpStage::Asm;

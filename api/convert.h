@@ -9,6 +9,8 @@
 #include "ir/graph.h"
 #include "ir/type.h"
 #include "kiln/function.h"
+#include "kiln/optimize.h"
+#include "passes/pass_runner.h"
 
 namespace kiln::api {
 
@@ -22,6 +24,9 @@ Attr from_ir_attr(const ir::AttrValue& v);
 
 ValueKind value_kind(const ir::Type& t);
 ValueInfo value_info(const ir::Value& v);
+
+// The pass runner's options for public OptimizeOptions (api/optimize.cpp).
+passes::PipelineOptions pipeline_options(const OptimizeOptions& options);
 
 // Whole file as a string; kiln::Error "cannot read 'PATH': REASON" on failure.
 std::string read_text_file(const std::string& path);

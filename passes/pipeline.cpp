@@ -9,13 +9,11 @@
 // DCE last, to drop what the others left unused.
 #include "passes/pipeline.h"
 
-#include <chrono>
-#include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <string_view>
 
 #include "kiln/error.h"
+#include "passes/schedule/loop_pipeline.h"
 
 namespace kiln::passes {
 
@@ -48,86 +46,36 @@ bool verify_each_by_default() {
 #endif
 }
 
-namespace {
-
-std::string header(const std::string& pass) {
-  return "// -----// IR after " + pass + " //----- //\n";
-}
-
-std::string joined(const std::vector<GraphPass>& passes) {
-  std::string s;
-  for (const GraphPass& p : passes) s += (s.empty() ? "" : ", ") + p.name;
-  return s;
-}
-
-// `culprit` names who broke the graph, for the message.
-void verify_after(const ir::Graph& g, const std::string& culprit) {
-  try {
-    ir::verify(g);
-  } catch (const InternalError&) {
-    throw;
-  } catch (const Error& e) {
-    // A pass broke an invariant: Kiln's bug, not the user's.
-    throw InternalError("graph pipeline: " + culprit + " left an invalid graph:\n" + e.what() +
-                        "\n" + ir::print_graph(g));
+void check_pass_name(const std::string& name) {
+  std::vector<std::string> graph = pipeline_pass_names(), loops = loop_pass_names();
+  for (const std::vector<std::string>* names : {&graph, &loops}) {
+    for (const std::string& n : *names) {
+      if (n == name) return;
+    }
   }
+  auto joined = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& n : v) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  };
+  KILN_USER_ERROR("print-after: unknown pass '" << name << "'; passes: " << joined(graph)
+                                                << " (graph); " << joined(loops) << " (loop)");
 }
 
-struct Timing {
-  std::string pass;
-  double ms;
-  bool changed;
-};
-
-void print_timing(std::ostream& out, const std::vector<Timing>& rows) {
-  out << "// -----// Pass timing //----- //\n";
-  double total = 0;
-  char line[160];
-  std::snprintf(line, sizeof line, "//   %-16s %10s  %s\n", "pass", "ms", "changed");
-  out << line;
-  for (const Timing& t : rows) {
-    std::snprintf(line, sizeof line, "//   %-16s %10.3f  %s\n", t.pass.c_str(), t.ms,
-                  t.changed ? "yes" : "no");
-    out << line;
-    total += t.ms;
-  }
-  std::snprintf(line, sizeof line, "//   %-16s %10.3f\n", "total", total);
-  out << line;
+const IRHooks<ir::Graph>& graph_hooks() {
+  static const IRHooks<ir::Graph> hooks = {
+      "graph pipeline",
+      "graph",
+      [](const ir::Graph& g) { return ir::print_graph(g); },
+      [](const ir::Graph& g) { ir::verify(g); },
+  };
+  return hooks;
 }
-
-}  // namespace
 
 void run_passes(ir::Graph& g, const std::vector<GraphPass>& passes,
                 const PipelineOptions& options) {
-  if (!options.print_after.empty()) {
-    bool known = false;
-    for (const GraphPass& p : passes) known = known || p.name == options.print_after;
-    KILN_USER_CHECK(known, "print-after: unknown pass '" << options.print_after
-                                                         << "'; passes: " << joined(passes));
-  }
-  std::ostream& out = options.out ? *options.out : std::cerr;
-  bool verify_each = options.verify_each.value_or(verify_each_by_default());
-  if (verify_each) ir::verify(g);  // the caller's graph: a user error when broken
-  std::vector<Timing> timings;
-  for (const GraphPass& pass : passes) {
-    auto start = std::chrono::steady_clock::now();
-    bool changed = pass.run(g);
-    double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    timings.push_back({pass.name, ms, changed});
-    if (verify_each) verify_after(g, "pass '" + pass.name + "'");
-    bool chosen = pass.name == options.print_after;
-    if (options.print_after_all || chosen) {
-      out << header(pass.name);
-      if (!changed) out << "// (unchanged)\n";
-      if (changed || chosen) out << ir::print_graph(g);
-    }
-  }
-  // Later stages trust the result, so it is checked once even when not after
-  // every pass (well under a millisecond for a thousand nodes).
-  if (!verify_each) verify_after(g, "a pass (KILN_VERIFY_PASSES=1 names it)");
-  if (options.time_passes) print_timing(out, timings);
-  out.flush();
+  if (!options.print_after.empty()) check_pass_name(options.print_after);
+  run_passes<ir::Graph>(g, passes, graph_hooks(), options);
 }
 
 void run_pipeline(ir::Graph& g, const PipelineOptions& options) {

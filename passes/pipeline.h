@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "passes/pass_runner.h"
 
 namespace kiln::passes {
 
@@ -49,39 +50,24 @@ bool dce(ir::Graph& g);
 
 // --- running them -------------------------------------------------------------------------
 
-struct GraphPass {
-  std::string name;  // "constant-fold": what --print-after names
-  std::function<bool(ir::Graph&)> run;
-};
+using GraphPass = Pass<ir::Graph>;
 
 // The pipeline, in order.
 const std::vector<GraphPass>& graph_pipeline();
 std::vector<std::string> pipeline_pass_names();
 
-struct PipelineOptions {
-  // Print the graph after every pass to `out` under a header line
-  //   // -----// IR after constant-fold //----- //
-  // (a pass that changed nothing prints "// (unchanged)" instead of the graph).
-  bool print_after_all = false;
-  // Print the graph after this one pass (even when unchanged); kiln::Error for
-  // a name not in the pipeline.
-  std::string print_after;
-  // After the last pass, a table of each pass's time and whether it changed
-  // the graph.
-  bool time_passes = false;
-  std::ostream* out = nullptr;  // where printing and timing go; nullptr: std::cerr
-  // Run ir::verify on the input and after every pass. Unset: on in debug builds
-  // (!NDEBUG) and when the environment has KILN_VERIFY_PASSES=1.
-  std::optional<bool> verify_each;
-};
+// Every pass name --print-after accepts: the graph pipeline's and the loop
+// pipelines' (passes/schedule/loop_pipeline.h); kiln::Error naming them all
+// when `name` is none of them.
+void check_pass_name(const std::string& name);
 
-// True when verification between passes is on by default (see verify_each).
-bool verify_each_by_default();
+// How the runner prints and verifies graphs (ir::print_graph, ir::verify).
+const IRHooks<ir::Graph>& graph_hooks();
 
-// Runs `passes` in order on `g`. A graph that fails verification after a pass
-// is an internal error naming the pass (with the verifier's message and the
-// graph); an invalid input graph is a kiln::Error. Without verify_each the
-// final graph is still verified once.
+// Runs `passes` in order on `g` (pass_runner.h: verify, print, time). A graph
+// that fails verification after a pass is an internal error naming the pass;
+// an invalid input graph is a kiln::Error; options.print_after must name a
+// pass (check_pass_name).
 void run_passes(ir::Graph& g, const std::vector<GraphPass>& passes,
                 const PipelineOptions& options = {});
 // run_passes(g, graph_pipeline(), options).

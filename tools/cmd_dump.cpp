@@ -60,7 +60,9 @@ std::string dump_graph_opt(const DumpContext& c) {
 std::function<std::string(const DumpContext&)> compiled_stage(std::string name) {
   return [name](const DumpContext& c) {
     CompileOptions o = c.compile;
-    o.optimize = false;  // optimized() ran the pipeline (and its printing flags)
+    o.optimize = false;  // optimized() ran the graph pipeline (and its printing flags)
+    o.passes = c.opt;    // the loop pipeline prints after it, before the stage
+    o.passes.log = &std::cout;
     if (o.autotune) {
       // Tuning needs sizes: those of the --input tensors, when every input is given.
       try {

@@ -166,6 +166,7 @@ int cmd_run(const Args& args) {
   opt.log = &std::cerr;
   std::fflush(stdout);
   Function optimized = optimize(bound.fn, opt);
+  options.passes = opt;  // the loop pipeline's printing and timing
   CompiledFunction compiled = compile(optimized, options);
   compile_ms += ms_since(compile_start);
 

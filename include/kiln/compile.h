@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kiln/function.h"
+#include "kiln/optimize.h"
 #include "kiln/tensor.h"
 
 namespace kiln {
@@ -42,8 +43,13 @@ struct CompileOptions {
   // $KILN_CACHE_DIR (default $XDG_CACHE_HOME/kiln or ~/.cache/kiln). The
   // environment's KILN_CACHE=off (or 0, false) turns it off whatever this says.
   bool disk_cache = true;
-  bool fuse = true;        // fuse chains of elementwise/layout ops into one kernel
-  bool optimize = true;    // run the graph pipeline (fold, simplify, CSE, DCE) first
+  bool fuse = true;      // fuse chains of elementwise/layout ops into one kernel
+  bool optimize = true;  // run the graph pipeline (fold, simplify, CSE, DCE) first
+  // Printing, timing and verification of the passes compile() runs: the
+  // graph pipeline (when `optimize`) and the loop pipeline of the target.
+  // When anything is printed or timed, the function is compiled afresh (the
+  // in-memory function cache would otherwise skip the passes).
+  OptimizeOptions passes;
 
   // Measured autotuning of contraction algorithms (docs/autotune.md): for each
   // matmul/bmm/linear/conv2d, every applicable candidate is compiled, run on

@@ -22,6 +22,7 @@
 
 #include "ir/loop/loop_ir.h"
 #include "ir/op_registry.h"
+#include "passes/target.h"
 
 namespace kiln::passes {
 
@@ -204,5 +205,22 @@ struct ScheduleTarget {
 // Nests a transform does not apply to keep their loops.
 loop::Kernel default_schedule(const loop::Kernel& k, ir::OpCategory category,
                               const ScheduleTarget& target = {});
+
+// The GPU mapping of a lowered kernel (gpu_map.cpp): its loops onto blocks
+// and threads, as a valid serial program (each barrier phase is its own
+// thread loop, so the loop evaluator runs it as it is). A kernel that is one
+// loop whose bounds are kernel parameters gets one thread per iteration:
+//   for (i, 0, n) { S(i) }
+// becomes
+//   for (i_blk, 0, (n + 255) / 256) gpu_block {
+//     for (i_thr, 0, 256) gpu_thread {
+//       if (((i_blk * 256) + i_thr) < n) { S((i_blk * 256) + i_thr) }
+//     }
+//   }
+// Any other kernel runs in one block, each top-level statement a barrier
+// phase: a loop spreads its iterations over the threads (t, t + 256, ...),
+// anything else runs on thread 0. Threads per block: 256, or the target's
+// limit when lower. A kernel that already holds GPU loops is left alone.
+loop::Kernel gpu_map(const loop::Kernel& k, const GpuTarget& target);
 
 }  // namespace kiln::passes

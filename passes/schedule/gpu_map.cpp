@@ -1,0 +1,172 @@
+// gpu_map: the loops of a lowered kernel onto GPU blocks and threads (see
+// schedule.h). Assumes a lowered, unscheduled kernel: its top-level
+// statements run one after another, and the iterations of the outermost
+// loop of each write disjoint elements (what the CPU schedule relies on when
+// it runs that loop in parallel). Guarantees a valid serial program in GPU
+// form: every statement runs inside one GpuBlock loop and one GpuThread loop
+// per barrier phase, so the loop evaluator (the sim device) computes what the
+// unmapped kernel computes, and a CUDA emitter can print it as is.
+#include <set>
+
+#include "ir/loop/simplify.h"
+#include "ir/loop/visitor.h"
+#include "kiln/error.h"
+#include "passes/schedule/schedule.h"
+
+namespace kiln::passes {
+
+using namespace kiln::loop;  // NOLINT
+
+namespace {
+
+// The names of the variables `e` reads.
+std::set<std::string> vars_of(const Expr& e) {
+  struct Collector : IRVisitor {
+    using IRVisitor::visit_node;
+    std::set<std::string> names;
+    void visit_node(const Var* op) override { names.insert(op->name); }
+  } c;
+  c.visit(e);
+  return c.names;
+}
+
+// `s` with its leading LetStmts peeled off (into `lets`, outermost first).
+Stmt peel_lets(const Stmt& s, std::vector<const LetStmt*>* lets) {
+  Stmt cur = s;
+  while (const LetStmt* l = cur.as<LetStmt>()) {
+    lets->push_back(l);
+    cur = l->body;
+  }
+  return cur;
+}
+
+// `body` under the peeled lets again.
+Stmt wrap_lets(const std::vector<const LetStmt*>& lets, Stmt body) {
+  for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+    body = LetStmt::make((*it)->var, (*it)->value, body);
+  }
+  return body;
+}
+
+const std::string& name_of(const Expr& var) {
+  return var.as<Var>()->name;
+}
+
+class Mapper {
+ public:
+  Mapper(const Kernel& k, const GpuTarget& t) : k_(k) {
+    threads_ = std::max<int64_t>(1, std::min<int64_t>(kThreadsPerBlock, t.max_threads_per_block));
+    for (const Expr& s : k.scalars) scalars_.insert(name_of(s));
+  }
+
+  Stmt map() {
+    std::vector<Stmt> parts;
+    if (const Block* b = k_.body.as<Block>()) {
+      parts = b->stmts;
+    } else {
+      parts = {k_.body};
+    }
+    if (parts.size() == 1) {
+      if (Stmt grid = over_grid(parts[0]); grid.defined()) return grid;
+    }
+    return in_one_block(parts);
+  }
+
+ private:
+  // Threads per block of the grid mapping: enough warps to hide latency, few
+  // enough that small outputs still spread over many SMs.
+  static constexpr int64_t kThreadsPerBlock = 256;
+
+  // A kernel that is one loop whose extent the launch can compute from the
+  // kernel's scalar parameters: one thread per iteration, in blocks.
+  //   for (i, lo, n) { S(i) }
+  // becomes
+  //   for (i_blk, 0, (n + 255) / 256) gpu_block {
+  //     for (i_thr, 0, 256) gpu_thread {
+  //       if (i_blk * 256 + i_thr < n) { S(lo + i_blk * 256 + i_thr) }
+  //     }
+  //   }
+  Stmt over_grid(const Stmt& part) {
+    std::vector<const LetStmt*> lets;
+    const For* f = peel_lets(part, &lets).as<For>();
+    if (!f || f->for_kind != ForKind::Serial) return Stmt();
+    for (const std::string& v : vars_of(f->extent)) {
+      if (!scalars_.count(v)) return Stmt();  // e.g. bound by a peeled let
+    }
+    for (const std::string& v : vars_of(f->min)) {
+      if (!scalars_.count(v)) return Stmt();
+    }
+    const std::string& var = name_of(f->var);
+    Expr blk = Var::make(i64_t(), var + "_blk"), thr = Var::make(i64_t(), var + "_thr");
+    Expr B = make_int(threads_);
+    Expr idx = blk * B + thr;
+    Stmt body = substitute(f->body, var, simplify(f->min + idx));
+    Stmt guarded = IfThenElse::make(idx < f->extent, body);
+    Stmt threads = For::make(thr, make_int(0), B, ForKind::GpuThread, guarded);
+    Expr blocks = simplify((f->extent + make_int(threads_ - 1)) / B);
+    return wrap_lets(lets, For::make(blk, make_int(0), blocks, ForKind::GpuBlock, threads));
+  }
+
+  // Anything else runs in one block: each top-level statement is a barrier
+  // phase; a loop phase spreads its iterations over the threads (thread t
+  // takes iterations t, t + 256, ...), any other statement runs on thread 0.
+  //   for (gpu_blk, 0, 1) gpu_block {
+  //     for (i_thr, 0, 256) gpu_thread { for (i_j, 0, (n - i_thr + 255) / 256) { S(i_j * 256 +
+  //     i_thr) } } barrier for (gpu_thr1, 0, 256) gpu_thread { if (gpu_thr1 == 0) { T } }
+  //   }
+  Stmt in_one_block(const std::vector<Stmt>& parts) {
+    std::vector<Stmt> phases;
+    int phase = 0;
+    for (const Stmt& part : parts) {
+      if (!phases.empty()) phases.push_back(Barrier::make());
+      std::vector<const LetStmt*> lets;
+      const For* f = peel_lets(part, &lets).as<For>();
+      Expr B = make_int(threads_);
+      if (f && f->for_kind == ForKind::Serial) {
+        const std::string& var = name_of(f->var);
+        Expr thr = Var::make(i64_t(), var + "_thr"), j = Var::make(i64_t(), var + "_j");
+        Stmt body = substitute(f->body, var, simplify(f->min + j * B + thr));
+        Expr trips = simplify(max((f->extent - thr + make_int(threads_ - 1)) / B, make_int(0)));
+        Stmt strided = For::make(j, make_int(0), trips, ForKind::Serial, body);
+        phases.push_back(
+            For::make(thr, make_int(0), B, ForKind::GpuThread, wrap_lets(lets, strided)));
+      } else {
+        Expr thr = Var::make(i64_t(), "gpu_thr" + std::to_string(phase));
+        phases.push_back(For::make(thr, make_int(0), B, ForKind::GpuThread,
+                                   IfThenElse::make(thr == make_int(0), part)));
+      }
+      ++phase;
+    }
+    Expr blk = Var::make(i64_t(), "gpu_blk");
+    return For::make(blk, make_int(0), make_int(1), ForKind::GpuBlock, Block::make(phases));
+  }
+
+  const Kernel& k_;
+  int64_t threads_ = kThreadsPerBlock;
+  std::set<std::string> scalars_;
+};
+
+// Whether `s` already holds GPU loops (mapped before: left alone).
+bool is_mapped(const Stmt& s) {
+  struct Finder : IRVisitor {
+    using IRVisitor::visit_node;
+    bool found = false;
+    void visit_node(const For* op) override {
+      if (op->for_kind == ForKind::GpuBlock || op->for_kind == ForKind::GpuThread) found = true;
+      if (!found) IRVisitor::visit_node(op);
+    }
+  } f;
+  f.visit(s);
+  return f.found;
+}
+
+}  // namespace
+
+Kernel gpu_map(const Kernel& k, const GpuTarget& target) {
+  Kernel out = k;
+  if (!k.body.defined() || is_mapped(k.body)) return out;
+  out.body = Mapper(k, target).map();
+  return out;
+}
+
+}  // namespace kiln::passes

@@ -42,8 +42,8 @@ struct CompileOptions {
   // $KILN_CACHE_DIR (default $XDG_CACHE_HOME/kiln or ~/.cache/kiln). The
   // environment's KILN_CACHE=off (or 0, false) turns it off whatever this says.
   bool disk_cache = true;
-  bool fuse = true;        // fuse chains of elementwise/layout ops into one kernel
-  bool optimize = true;    // run the graph pipeline (fold, simplify, CSE, DCE) first
+  bool fuse = true;      // fuse chains of elementwise/layout ops into one kernel
+  bool optimize = true;  // run the graph pipeline (fold, simplify, CSE, DCE) first
 
   // Measured autotuning of contraction algorithms (docs/autotune.md): for each
   // matmul/bmm/linear/conv2d, every applicable candidate is compiled, run on
@@ -84,6 +84,10 @@ struct CallStats {
   // The most bytes of intermediates (values kernels pass to later kernels)
   // alive at once; what fusion saves shows here.
   int64_t peak_intermediate_bytes = 0;
+  // Copies between devices (inputs in, data between kernels on different
+  // devices, outputs back to the first input's device) and their bytes.
+  int64_t copies = 0;
+  int64_t copied_bytes = 0;
 };
 
 class CompiledFunction {

@@ -381,6 +381,8 @@ std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& inputs,
     stats->allocated_buffers = es.allocated_buffers;
     stats->allocated_bytes = es.allocated_bytes;
     stats->peak_intermediate_bytes = es.peak_intermediate_bytes;
+    stats->copies = es.copies;
+    stats->copied_bytes = es.copied_bytes;
   }
   return out;
 }

@@ -230,10 +230,9 @@ KernelEntries compile_kernels(CompiledFunction::Impl& impl) {
   KernelEntries out;
   if (impl.backend == "loop-eval") {
     for (const loop::Kernel& k : impl.scheduled) {
-      out.launchers.push_back(
-          [k](std::span<const Tensor> buffers, std::span<const int64_t> scalars) {
-            loop::eval_kernel(k, buffers, scalars);
-          });
+      out.kernels.push_back(runtime::generic_kernel(
+          [k](std::span<const Tensor> buffers, std::span<const int64_t> scalars,
+              const runtime::LaunchConfig&) { loop::eval_kernel(k, buffers, scalars); }));
     }
     return out;
   }
@@ -257,7 +256,9 @@ KernelEntries compile_kernels(CompiledFunction::Impl& impl) {
         impl.options.use_cache
             ? runtime::KernelCache::global().get_or_build_as<codegen::CompiledModule>(key, build)
             : build();
-    for (const loop::Kernel& k : impl.scheduled) out.entries.push_back(impl.module->lookup(k.name));
+    for (const loop::Kernel& k : impl.scheduled) {
+      out.kernels.push_back(runtime::host_kernel(impl.module->lookup(k.name)));
+    }
     report.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (print_times()) {
       const codegen::CodegenTimes& t = report.times;

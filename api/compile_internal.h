@@ -55,16 +55,15 @@ struct CompiledFunction::Impl {
   std::shared_ptr<codegen::CompiledModule> module;  // keeps the machine code alive
   compile_detail::CodegenReport codegen_report;
   compile_detail::AutotuneReport autotune_report;  // all zero unless autotuning ran
-  std::unique_ptr<runtime::Executable> exec;  // null for "interp"
+  std::unique_ptr<runtime::Executable> exec;       // null for "interp"
 };
 
 namespace compile_detail {
 
-// How each kernel is launched: native entries (from a compiled module) or
-// loop-eval launchers, one per kernel in order.
+// How each kernel is launched, one per kernel in order: host machine code
+// (from a compiled module) or loop-eval.
 struct KernelEntries {
-  std::vector<runtime::KernelEntry> entries;
-  std::vector<runtime::KernelLauncher> launchers;
+  std::vector<std::shared_ptr<const runtime::KernelFunction>> kernels;
 };
 
 // Builds the launch list: graph inputs become input slots (with their specs

@@ -161,16 +161,13 @@ std::unique_ptr<runtime::Executable> build_executable(const ir::Graph& g,
   };
 
   // --- kernels
-  KILN_INTERNAL_CHECK(
-      kernels.entries.size() == plans.size() || kernels.launchers.size() == plans.size(),
-      "one kernel entry per plan");
+  KILN_INTERNAL_CHECK(kernels.kernels.size() == plans.size(), "one kernel per plan");
   std::unordered_map<const ir::Value*, int> value_slot;
   for (size_t k = 0; k < plans.size(); ++k) {
     const passes::KernelPlan& plan = plans[k];
     runtime::Launch launch;
     launch.name = plan.name;
-    if (kernels.entries.size() == plans.size()) launch.entry = kernels.entries[k];
-    if (kernels.launchers.size() == plans.size()) launch.launcher = kernels.launchers[k];
+    launch.kernel = kernels.kernels[k];  // on the host (the default device)
     for (const passes::BufferParam& b : plan.buffers) {
       runtime::Launch::Arg arg;
       std::string context = "kernel " + plan.name + " buffer " + b.buf->name;

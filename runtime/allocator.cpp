@@ -52,7 +52,8 @@ struct CachingAllocator::Impl {
   AllocatorStats stats;
 };
 
-CachingAllocator::CachingAllocator() : impl_(std::make_unique<Impl>()) {}
+CachingAllocator::CachingAllocator(Device device, uint64_t capacity)
+    : impl_(std::make_unique<Impl>()), device_(device), capacity_(capacity) {}
 CachingAllocator::~CachingAllocator() { release_cached(); }
 
 CachingAllocator& CachingAllocator::global() {
@@ -86,25 +87,39 @@ std::shared_ptr<Storage> CachingAllocator::allocate(size_t nbytes) {
       impl_->free_blocks.erase(it);
       impl_->stats.cache_hits++;
       impl_->stats.bytes_cached -= cls;
+      impl_->stats.bytes_in_use += cls;
     }
   }
   if (!block) {
+    auto over_capacity = [&] {
+      std::lock_guard<std::mutex> lock(impl_->mu);
+      return impl_->stats.bytes_in_use + impl_->stats.bytes_cached + cls > capacity_;
+    };
+    // Cached blocks of other size classes count against the capacity: give
+    // them back before refusing.
+    if (over_capacity()) release_cached();
+    {
+      std::lock_guard<std::mutex> lock(impl_->mu);
+      KILN_USER_CHECK(impl_->stats.bytes_in_use + cls <= capacity_,
+                      "out of memory on " << device_.str() << ": cannot allocate " << nbytes
+                                          << " bytes (" << impl_->stats.bytes_in_use
+                                          << " bytes in use of " << capacity_ << ")");
+      impl_->stats.bytes_in_use += cls;  // reserved before the OS call, so racing callers see it
+    }
     block = os_alloc(cls);
     if (!block) {
       // Give cached memory back and try once more before failing.
       release_cached();
       block = os_alloc(cls);
     }
-    KILN_USER_CHECK(block, "out of memory: could not allocate " << nbytes << " bytes");
     std::lock_guard<std::mutex> lock(impl_->mu);
+    if (!block) impl_->stats.bytes_in_use -= cls;
+    KILN_USER_CHECK(block, "out of memory on " << device_.str() << ": could not allocate " << nbytes
+                                               << " bytes");
     impl_->stats.os_allocations++;
   }
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->stats.bytes_in_use += cls;
-  }
   Impl* impl = impl_.get();
-  return Storage::wrap(block, nbytes, Device::cpu(), [impl, cls](void* p) {
+  return Storage::wrap(block, nbytes, device_, [impl, cls](void* p) {
     std::lock_guard<std::mutex> lock(impl->mu);
     impl->free_blocks.emplace(cls, p);
     impl->stats.bytes_cached += cls;

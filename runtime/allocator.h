@@ -6,10 +6,14 @@
 // classes so reuse is likely, and blocks of 2 MiB or more are 2 MiB aligned
 // and madvise(MADV_HUGEPAGE)'d. A second call of a compiled function therefore
 // asks the OS for nothing new. Thread-safe.
+//
+// The host's pool is global(); a device runtime (runtime/device.h) owns one
+// per device, bounded by the device's memory size as a GPU's would be.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 
 #include "kiln/tensor.h"
@@ -29,6 +33,8 @@ class CachingAllocator {
 
   // A storage of at least `nbytes`, 64-byte aligned; returns to the cache when
   // its last reference is dropped. Throws kiln::Error when the OS refuses.
+  // Throws kiln::Error naming the size and the device when the pool's capacity
+  // is exhausted (after releasing cached blocks) or the OS refuses.
   std::shared_ptr<Storage> allocate(size_t nbytes);
   // Frees every cached block back to the OS.
   void release_cached();
@@ -37,7 +43,12 @@ class CachingAllocator {
   // The size class a request is rounded to (exposed for tests).
   static size_t size_class(size_t nbytes);
 
-  CachingAllocator();
+  // A pool whose storages report `device` and which holds at most `capacity`
+  // bytes (in use plus cached, in size classes). Blocks are host memory in
+  // every case: the simulated device's memory is host memory that Tensor
+  // refuses to read.
+  explicit CachingAllocator(Device device = Device::cpu(),
+                            uint64_t capacity = std::numeric_limits<uint64_t>::max());
   ~CachingAllocator();
   CachingAllocator(const CachingAllocator&) = delete;
   CachingAllocator& operator=(const CachingAllocator&) = delete;
@@ -45,6 +56,8 @@ class CachingAllocator {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  Device device_;
+  uint64_t capacity_;
 };
 
 // A tensor whose storage comes from the global caching allocator.

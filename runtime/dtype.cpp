@@ -1,5 +1,6 @@
 // DType names, sizes and PyTorch's promote_types table, computed from rules
-// rather than spelled out as a 10x10 table (tests check it against the table).
+// rather than spelled out as a 10x10 table (tests check it against the table),
+// and device names.
 #include "kiln/dtype.h"
 
 #include "kiln/error.h"
@@ -82,7 +83,35 @@ DType promote_types(DType a, DType b) {
 }
 
 std::string Device::str() const {
-  return kind == Kind::CPU ? std::string("cpu") : "cuda:" + std::to_string(index);
+  switch (kind) {
+    case Kind::CPU:
+      return index == 0 ? "cpu" : "cpu:" + std::to_string(index);
+    case Kind::CUDA:
+      return "cuda:" + std::to_string(index);
+    case Kind::Sim:
+      return "sim:" + std::to_string(index);
+  }
+  return "?";
+}
+
+std::optional<Device> Device::parse(std::string_view s) {
+  if (s == "cpu") return cpu();
+  size_t colon = s.find(':');
+  std::string_view kind = s.substr(0, colon);
+  std::optional<Kind> k;
+  if (kind == "cuda") k = Kind::CUDA;
+  if (kind == "sim") k = Kind::Sim;
+  if (!k) return std::nullopt;
+  if (colon == std::string_view::npos) return Device{*k, 0};
+  std::string_view digits = s.substr(colon + 1);
+  // Nine digits keep the index inside an int; no device count comes close.
+  if (digits.empty() || digits.size() > 9) return std::nullopt;
+  int index = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    index = index * 10 + (c - '0');
+  }
+  return Device{*k, index};
 }
 
 }  // namespace kiln

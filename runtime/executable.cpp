@@ -1,7 +1,9 @@
-// Executable: input checking and symbol binding, the per-call buffer plan
-// (planned slots are allocated at their first launch and their memory goes
-// back to a per-call free list after their last one, so later buffers reuse
-// it), scalar recipes, and the launch loop. See executable.h.
+// Executable: finalize() (live ranges, and the copy slots where a launch
+// reads a slot living on another device), input checking and symbol binding,
+// the per-call buffer plan (planned and copy slots are filled at their first
+// launch and their memory goes back to a per-call free list, per device,
+// after their last one, so later buffers reuse it), scalar recipes, the
+// launch loop and the output copies. See executable.h.
 #include "runtime/executable.h"
 
 #include <algorithm>
@@ -11,175 +13,24 @@
 
 #include "kiln/element.h"
 #include "kiln/error.h"
-#include "runtime/allocator.h"
 
 namespace kiln::runtime {
 
-// ------------------------------------------------------------------------------- SizeExpr
+// ------------------------------------------------------------------------------- kernels
 
-namespace {
-
-int64_t floor_div(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-int64_t floor_mod(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-
-int arity(SizeExpr::Op op) {
-  switch (op) {
-    case SizeExpr::Op::Const:
-    case SizeExpr::Op::Symbol:
-      return 0;
-    case SizeExpr::Op::Select:
-      return 3;
-    default:
-      return 2;
+void HostKernel::launch(std::span<const Tensor> buffers, std::span<const int64_t> scalars,
+                        const LaunchConfig&) const {
+  // Kernels take a handful of buffers: the pointer array stays on the stack.
+  constexpr size_t kInline = 32;
+  void* inline_ptrs[kInline];
+  std::vector<void*> many;
+  void** ptrs = inline_ptrs;
+  if (buffers.size() > kInline) {
+    many.resize(buffers.size());
+    ptrs = many.data();
   }
-}
-
-const char* op_text(SizeExpr::Op op) {
-  switch (op) {
-    case SizeExpr::Op::Add:
-      return "+";
-    case SizeExpr::Op::Sub:
-      return "-";
-    case SizeExpr::Op::Mul:
-      return "*";
-    case SizeExpr::Op::Div:
-      return "/";
-    case SizeExpr::Op::Mod:
-      return "%";
-    case SizeExpr::Op::Min:
-      return "min";
-    case SizeExpr::Op::Max:
-      return "max";
-    case SizeExpr::Op::LT:
-      return "<";
-    case SizeExpr::Op::LE:
-      return "<=";
-    case SizeExpr::Op::EQ:
-      return "==";
-    default:
-      return "?";
-  }
-}
-
-}  // namespace
-
-void SizeExpr::validate(size_t num_symbols) const {
-  int64_t depth = 0;
-  for (const Term& t : terms) {
-    if (t.op == Op::Symbol) {
-      KILN_INTERNAL_CHECK(
-          t.value >= 0 && size_t(t.value) < num_symbols,
-          "size expression refers to symbol slot " << t.value << " of " << num_symbols);
-    }
-    int n = arity(t.op);
-    KILN_INTERNAL_CHECK(depth >= n, "size expression: operator without operands");
-    depth += 1 - n;
-  }
-  KILN_INTERNAL_CHECK(depth == 1, "size expression leaves " << depth << " values");
-}
-
-int64_t SizeExpr::eval(std::span<const int64_t> symbols) const {
-  // Sizes are shallow (a few terms); a small fixed stack avoids allocating per call.
-  int64_t stack[32];
-  int top = 0;
-  for (const Term& t : terms) {
-    KILN_INTERNAL_CHECK(top < 32, "size expression deeper than 32");
-    switch (t.op) {
-      case Op::Const:
-        stack[top++] = t.value;
-        continue;
-      case Op::Symbol:
-        stack[top++] = symbols[size_t(t.value)];
-        continue;
-      case Op::Select: {
-        int64_t f = stack[--top], tv = stack[--top], c = stack[--top];
-        stack[top++] = c ? tv : f;
-        continue;
-      }
-      default:
-        break;
-    }
-    int64_t b = stack[--top], a = stack[--top];
-    int64_t r = 0;
-    switch (t.op) {
-      case Op::Add:
-        r = a + b;
-        break;
-      case Op::Sub:
-        r = a - b;
-        break;
-      case Op::Mul:
-        r = a * b;
-        break;
-      case Op::Div:
-        r = floor_div(a, b);
-        break;
-      case Op::Mod:
-        r = floor_mod(a, b);
-        break;
-      case Op::Min:
-        r = std::min(a, b);
-        break;
-      case Op::Max:
-        r = std::max(a, b);
-        break;
-      case Op::LT:
-        r = a < b;
-        break;
-      case Op::LE:
-        r = a <= b;
-        break;
-      case Op::EQ:
-        r = a == b;
-        break;
-      default:
-        KILN_INTERNAL_CHECK(false, "size expression: bad operator");
-    }
-    stack[top++] = r;
-  }
-  KILN_INTERNAL_CHECK(top == 1, "size expression leaves " << top << " values");
-  return stack[0];
-}
-
-std::string SizeExpr::str(std::span<const std::string> symbol_names) const {
-  std::vector<std::string> stack;
-  for (const Term& t : terms) {
-    if (t.op == Op::Const) {
-      stack.push_back(std::to_string(t.value));
-    } else if (t.op == Op::Symbol) {
-      stack.push_back(size_t(t.value) < symbol_names.size() ? symbol_names[size_t(t.value)]
-                                                            : "$" + std::to_string(t.value));
-    } else if (t.op == Op::Select && stack.size() >= 3) {
-      std::string f = stack.back();
-      stack.pop_back();
-      std::string tv = stack.back();
-      stack.pop_back();
-      stack.back() = "select(" + stack.back() + ", " + tv + ", " + f + ")";
-    } else if (stack.size() >= 2) {
-      std::string b = stack.back();
-      stack.pop_back();
-      std::string& a = stack.back();
-      if (t.op == Op::Min || t.op == Op::Max) {
-        a = std::string(op_text(t.op)) + "(" + a + ", " + b + ")";
-      } else {
-        a = "(" + a + " " + op_text(t.op) + " " + b + ")";
-      }
-    } else {
-      return "<malformed>";
-    }
-  }
-  return stack.size() == 1 ? stack[0] : "<malformed>";
+  for (size_t i = 0; i < buffers.size(); ++i) ptrs[i] = buffers[i].data_ptr();
+  entry_(ptrs, scalars.data());
 }
 
 // ------------------------------------------------------------------------------- building
@@ -195,7 +46,13 @@ int Executable::find_symbol(const std::string& name) const {
   return it == symbols_.end() ? -1 : int(it - symbols_.begin());
 }
 
+void Executable::drop_derived_slots() {
+  slots_.resize(declared_slots_);
+  finalized_ = false;
+}
+
 void Executable::add_input(InputSpec spec) {
+  drop_derived_slots();
   KILN_INTERNAL_CHECK(slots_.size() == inputs_.size(), "inputs must be added before other slots");
   Slot s;
   s.kind = Slot::Kind::Input;
@@ -204,13 +61,15 @@ void Executable::add_input(InputSpec spec) {
   s.dtype = spec.dtype;
   inputs_.push_back(std::move(spec));
   slots_.push_back(std::move(s));
-  finalized_ = false;
+  declared_slots_ = slots_.size();
 }
 
 int Executable::add_slot(Slot slot) {
+  drop_derived_slots();
   KILN_INTERNAL_CHECK(slot.kind != Slot::Kind::Input, "input slots come from add_input");
+  KILN_INTERNAL_CHECK(slot.kind != Slot::Kind::Copy, "copy slots are made by finalize()");
   slots_.push_back(std::move(slot));
-  finalized_ = false;
+  declared_slots_ = slots_.size();
   return int(slots_.size()) - 1;
 }
 
@@ -224,13 +83,49 @@ void Executable::set_outputs(std::vector<int> slots) {
   finalized_ = false;
 }
 
+namespace {
+constexpr int kNever = -1, kForever = std::numeric_limits<int>::max();
+}  // namespace
+
+// The slot holding `source`'s data on `device` for `launch`, the first reader
+// there or a later one: a constant is uploaded now; anything else gets a Copy
+// slot that run() fills before the first reader.
+int Executable::derived_slot(int source, Device device, int launch) {
+  for (size_t s = declared_slots_; s < slots_.size(); ++s) {
+    if (slots_[s].source == source && slots_[s].device == device) return int(s);
+  }
+  const Slot& src = slots_[size_t(source)];
+  Slot d;
+  d.name = src.name;
+  d.device = device;
+  d.source = source;
+  if (src.kind == Slot::Kind::Constant) {
+    d.kind = Slot::Kind::Constant;
+    d.dtype = src.constant.dtype();
+    d.constant = src.constant.to(device);  // once, for every call
+  } else {
+    KILN_INTERNAL_CHECK(src.kind != Slot::Kind::Planned || first_use_[size_t(source)] != kNever,
+                        "launch " << launches_[size_t(launch)].name << " reads " << src.name
+                                  << " before any launch writes it");
+    d.kind = Slot::Kind::Copy;
+    d.dtype = src.dtype;
+    // The copy is made from the source at the first reader's launch.
+    last_use_[size_t(source)] = std::max(last_use_[size_t(source)], launch);
+  }
+  slots_.push_back(std::move(d));
+  first_use_.push_back(kNever);
+  last_use_.push_back(kNever);
+  return int(slots_.size()) - 1;
+}
+
 void Executable::finalize() {
+  drop_derived_slots();
   const int n = int(slots_.size());
-  const int never = -1, forever = std::numeric_limits<int>::max();
-  first_use_.assign(size_t(n), never);
-  last_use_.assign(size_t(n), never);
-  defs_at_.assign(launches_.size(), {});
-  frees_at_.assign(launches_.size(), {});
+  first_use_.assign(size_t(n), kNever);
+  last_use_.assign(size_t(n), kNever);
+  arg_slots_.assign(launches_.size(), {});
+  host_reads_input_.assign(inputs_.size(), false);
+  has_device_launches_ = false;
   for (const InputSpec& in : inputs_) {
     for (const InputSpec::DimSpec& d : in.dims) {
       KILN_INTERNAL_CHECK(d.symbol < int(symbols_.size()), "input " << in.name << " symbol slot");
@@ -238,23 +133,45 @@ void Executable::finalize() {
   }
   for (const Slot& s : slots_) {
     for (const SizeExpr& e : s.shape) e.validate(symbols_.size());
+    if (s.kind == Slot::Kind::Constant) {
+      KILN_INTERNAL_CHECK(s.device.is_cpu() && s.constant.device().is_cpu(),
+                          "constant " << s.name << " must live on the host");
+    }
+    if (s.kind == Slot::Kind::Planned && !s.device.is_cpu()) device_runtime(s.device);
   }
   for (size_t k = 0; k < launches_.size(); ++k) {
     const Launch& l = launches_[k];
-    KILN_INTERNAL_CHECK(l.entry || l.launcher, "launch " << l.name << " has no kernel");
+    KILN_INTERNAL_CHECK(l.kernel, "launch " << l.name << " has no kernel");
+    if (!l.device.is_cpu()) {
+      device_runtime(l.device);  // kiln::Error saying why when it is unavailable
+      has_device_launches_ = true;
+      for (const SizeExpr& e : l.grid) e.validate(symbols_.size());
+      for (const SizeExpr& e : l.block) e.validate(symbols_.size());
+      l.shared_bytes.validate(symbols_.size());
+    }
     for (const Launch::Arg& a : l.args) {
       KILN_INTERNAL_CHECK(a.slot >= 0 && a.slot < n, "launch " << l.name << " slot " << a.slot);
       const Slot& s = slots_[size_t(a.slot)];
       KILN_INTERNAL_CHECK(
           !a.written || s.kind == Slot::Kind::Planned,
           "launch " << l.name << " writes slot " << s.name << ", which the plan does not own");
-      if (first_use_[size_t(a.slot)] == never) {
-        KILN_INTERNAL_CHECK(
-            s.kind != Slot::Kind::Planned || a.written,
-            "launch " << l.name << " reads " << s.name << " before any launch writes it");
-        first_use_[size_t(a.slot)] = int(k);
+      KILN_INTERNAL_CHECK(!a.written || s.device == l.device,
+                          "launch " << l.name << " on " << l.device.str() << " writes slot "
+                                    << s.name << ", which lives on " << s.device.str());
+      int slot = a.slot;
+      if (s.device != l.device) {
+        slot = derived_slot(a.slot, l.device, int(k));  // may move slots_: `s` is dead
+      } else if (s.kind == Slot::Kind::Input) {
+        host_reads_input_[size_t(s.input)] = true;
       }
-      last_use_[size_t(a.slot)] = int(k);
+      arg_slots_[k].push_back(slot);
+      if (first_use_[size_t(slot)] == kNever) {
+        KILN_INTERNAL_CHECK(slots_[size_t(slot)].kind != Slot::Kind::Planned || a.written,
+                            "launch " << l.name << " reads " << slots_[size_t(slot)].name
+                                      << " before any launch writes it");
+        first_use_[size_t(slot)] = int(k);
+      }
+      last_use_[size_t(slot)] = int(k);
     }
     for (const ScalarRecipe& r : l.scalars) {
       switch (r.kind) {
@@ -271,21 +188,42 @@ void Executable::finalize() {
                                   inputs_[size_t(r.index)].kind != InputSpec::Kind::Tensor &&
                                   inputs_[size_t(r.index)].kind != InputSpec::Kind::None,
                               "launch " << l.name << " scalar input " << r.index);
+          host_reads_input_[size_t(r.index)] = true;  // the host packs its value
           break;
       }
     }
   }
+  // A copy is made once, at its first reader: the source must not change after.
+  for (size_t c = size_t(n); c < slots_.size(); ++c) {
+    if (slots_[c].kind != Slot::Kind::Copy) continue;
+    for (size_t k = size_t(first_use_[c]); k < launches_.size(); ++k) {
+      for (const Launch::Arg& a : launches_[k].args) {
+        KILN_INTERNAL_CHECK(!a.written || a.slot != slots_[c].source,
+                            "launch " << launches_[k].name << " writes " << slots_[c].name
+                                      << " after its copy to " << slots_[c].device.str());
+      }
+    }
+  }
+  const int total = int(slots_.size());
+  is_output_.assign(size_t(total), false);
   for (int o : outputs_) {
     KILN_INTERNAL_CHECK(o >= -1 && o < n, "output slot " << o);
-    if (o < 0 || slots_[size_t(o)].kind != Slot::Kind::Planned) continue;
-    KILN_INTERNAL_CHECK(first_use_[size_t(o)] != never,
+    if (o < 0) continue;
+    is_output_[size_t(o)] = true;
+    if (slots_[size_t(o)].kind != Slot::Kind::Planned) continue;
+    KILN_INTERNAL_CHECK(first_use_[size_t(o)] != kNever,
                         "output " << slots_[size_t(o)].name << " is never written");
-    last_use_[size_t(o)] = forever;
+    last_use_[size_t(o)] = kForever;
   }
-  for (int s = 0; s < n; ++s) {
-    if (slots_[size_t(s)].kind != Slot::Kind::Planned || first_use_[size_t(s)] == never) continue;
+  defs_at_.assign(launches_.size(), {});
+  frees_at_.assign(launches_.size(), {});
+  for (int s = 0; s < total; ++s) {
+    Slot::Kind kind = slots_[size_t(s)].kind;
+    if ((kind != Slot::Kind::Planned && kind != Slot::Kind::Copy) ||
+        first_use_[size_t(s)] == kNever)
+      continue;
     defs_at_[size_t(first_use_[size_t(s)])].push_back(s);
-    if (last_use_[size_t(s)] != forever) frees_at_[size_t(last_use_[size_t(s)])].push_back(s);
+    if (last_use_[size_t(s)] != kForever) frees_at_[size_t(last_use_[size_t(s)])].push_back(s);
   }
   finalized_ = true;
 }
@@ -347,8 +285,11 @@ std::vector<int64_t> Executable::bind_inputs(const std::vector<Tensor>& inputs) 
     std::string what = name_ + ": input '" + in.name + "'";
     if (in.kind == InputSpec::Kind::None) continue;
     KILN_USER_CHECK(t.defined(), what << " expects " << in.type_str << ", got an undefined tensor");
-    KILN_USER_CHECK(t.device().is_cpu(),
-                    what << " must be a CPU tensor, got one on " << t.device().str());
+    if (!t.device().is_cpu()) {
+      std::string why = device_unavailable_reason(t.device());
+      KILN_USER_CHECK(why.empty(), what << " lives on " << t.device().str()
+                                        << ", which is unavailable: " << why);
+    }
     if (in.kind != InputSpec::Kind::Tensor) {
       KILN_USER_CHECK(t.dim() == 0, what << " is a scalar (" << in.type_str
                                          << ") and takes a 0-dim tensor, got shape "
@@ -393,6 +334,12 @@ std::vector<int64_t> Executable::bind_inputs(const std::vector<Tensor>& inputs) 
   return sym;
 }
 
+std::string Executable::slot_origin(int slot) const {
+  const Slot& s = slots_[size_t(slot)];
+  if (s.source >= 0) return slot_origin(s.source);
+  return s.kind == Slot::Kind::Input ? "input '" + s.name + "'" : "buffer " + s.name;
+}
+
 std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs,
                                     ExecutableStats* stats) const {
   KILN_INTERNAL_CHECK(finalized_, "Executable::run before finalize()");
@@ -405,21 +352,14 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs,
     if (s.kind == Slot::Kind::Input) slot_values[i] = inputs[size_t(s.input)];
     if (s.kind == Slot::Kind::Constant) slot_values[i] = s.constant;
   }
-  // Memory of buffers that died earlier in this call, for later buffers to reuse.
+  // Memory of buffers that died earlier in this call, for later buffers (on
+  // the same device) to reuse.
   std::vector<std::shared_ptr<Storage>> free_list;
-  auto allocate = [&](const Slot& s) {
-    Shape shape;
-    for (const SizeExpr& e : s.shape) {
-      int64_t v = e.eval(sym);
-      KILN_INTERNAL_CHECK(
-          v >= 0, "buffer " << s.name << " gets negative dim " << v << " from " << e.str(symbols_));
-      shape.push_back(v);
-    }
-    size_t nbytes = size_t(shape_numel(shape)) * dtype_size(s.dtype);
+  auto acquire = [&](Device device, size_t nbytes) {
     // Best fit among dead buffers: the smallest that is large enough.
     auto best = free_list.end();
     for (auto it = free_list.begin(); it != free_list.end(); ++it) {
-      if ((*it)->nbytes() >= nbytes &&
+      if ((*it)->device() == device && (*it)->nbytes() >= nbytes &&
           (best == free_list.end() || (*it)->nbytes() < (*best)->nbytes()))
         best = it;
     }
@@ -429,43 +369,111 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs,
       free_list.erase(best);
       ++local.reused_buffers;
     } else {
-      storage = CachingAllocator::global().allocate(nbytes);
+      storage = device_runtime(device).allocate(nbytes);
       ++local.allocated_buffers;
       local.allocated_bytes += int64_t(nbytes);
     }
-    return Tensor(std::move(storage), s.dtype, shape, contiguous_strides(shape));
+    return storage;
+  };
+  auto allocate = [&](const Slot& s) {
+    Shape shape;
+    for (const SizeExpr& e : s.shape) {
+      int64_t v = e.eval(sym);
+      KILN_INTERNAL_CHECK(
+          v >= 0, "buffer " << s.name << " gets negative dim " << v << " from " << e.str(symbols_));
+      shape.push_back(v);
+    }
+    size_t nbytes = size_t(shape_numel(shape)) * dtype_size(s.dtype);
+    return Tensor(acquire(s.device, nbytes), s.dtype, shape, contiguous_strides(shape));
+  };
+  // A packed copy of `t` (the data of `slot`) on `device`. Only the host packs
+  // strided views.
+  auto copy_to = [&](const Tensor& t, Device device, int slot) {
+    Tensor src = t;
+    if (!src.is_contiguous()) {
+      KILN_USER_CHECK(src.device().is_cpu(),
+                      name_ << ": " << slot_origin(slot) << " is a non-contiguous view on "
+                            << src.device().str() << ", which Kiln cannot pack there to copy it to "
+                            << device.str() << "; pass a contiguous tensor");
+      src = src.contiguous();
+    }
+    size_t nbytes = size_t(src.numel()) * src.element_size();
+    Tensor out(acquire(device, nbytes), src.dtype(), src.sizes(), contiguous_strides(src.sizes()));
+    // An empty view's offset may lie past its storage: nothing to copy then.
+    if (nbytes > 0) {
+      copy_bytes(*out.storage(), 0, *src.storage(),
+                 size_t(src.storage_offset()) * src.element_size(), nbytes);
+    }
+    ++local.copies;
+    local.copied_bytes += int64_t(nbytes);
+    return out;
   };
 
-  std::vector<void*> ptrs;
+  // Inputs the host reads in place (host kernels, scalar values) come to the host.
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const Tensor& t = inputs[i];
+    if (host_reads_input_[i] && t.defined() && !t.device().is_cpu()) {
+      slot_values[i] = copy_to(t, Device::cpu(), int(i));
+    }
+  }
+
+  // Copies read the caller's input, not a host copy made for host kernels.
+  auto copy_source = [&](const Slot& copy) -> const Tensor& {
+    const Slot& src = slots_[size_t(copy.source)];
+    return src.kind == Slot::Kind::Input ? inputs[size_t(src.input)]
+                                         : slot_values[size_t(copy.source)];
+  };
   std::vector<Tensor> args;
   std::vector<int64_t> scalars;
-  std::vector<bool> is_output(slots_.size(), false);
-  for (int o : outputs_) {
-    if (o >= 0) is_output[size_t(o)] = true;
-  }
   int64_t live_intermediates = 0;
   auto intermediate_bytes = [&](int s) -> int64_t {
+    const Slot& slot = slots_[size_t(s)];
     const Tensor& t = slot_values[size_t(s)];
-    return is_output[size_t(s)] || !t.defined() ? 0 : t.numel() * int64_t(dtype_size(t.dtype()));
+    if (is_output_[size_t(s)] || !t.defined()) return 0;
+    // A copy that is its source (already on the device) holds no memory of its own.
+    if (slot.kind == Slot::Kind::Copy && t.storage() == copy_source(slot).storage()) return 0;
+    return t.numel() * int64_t(dtype_size(t.dtype()));
   };
+  const LaunchConfig host_config;
   for (size_t k = 0; k < launches_.size(); ++k) {
     const Launch& l = launches_[k];
     for (int s : defs_at_[k]) {
-      slot_values[size_t(s)] = allocate(slots_[size_t(s)]);
+      const Slot& slot = slots_[size_t(s)];
+      if (slot.kind == Slot::Kind::Planned) {
+        slot_values[size_t(s)] = allocate(slot);
+      } else {
+        const Tensor& from = copy_source(slot);
+        slot_values[size_t(s)] =
+            from.device() == slot.device ? from : copy_to(from, slot.device, s);
+      }
       live_intermediates += intermediate_bytes(s);
     }
     local.peak_intermediate_bytes = std::max(local.peak_intermediate_bytes, live_intermediates);
     bool all_empty = true, any_written = false;
     args.clear();
-    ptrs.clear();
-    for (const Launch::Arg& a : l.args) {
-      const Tensor& t = slot_values[size_t(a.slot)];
-      if (a.written) {
+    for (size_t a = 0; a < l.args.size(); ++a) {
+      const Launch::Arg& arg = l.args[a];
+      const int s = arg_slots_[k][a];
+      const Tensor& t = slot_values[size_t(s)];
+      if (arg.written) {
         any_written = true;
         all_empty = all_empty && t.numel() == 0;
       }
-      args.push_back(a.packed && !t.is_contiguous() ? t.contiguous() : t);
-      ptrs.push_back(args.back().data_ptr());
+      if (arg.packed && !t.is_contiguous()) {
+        // Only inputs can be strided, and only the host packs.
+        KILN_USER_CHECK(l.device.is_cpu(),
+                        name_ << ": " << slot_origin(s) << " is a non-contiguous view on "
+                              << l.device.str() << ", and kernel " << l.name
+                              << " needs it packed, which Kiln cannot do there; pass a "
+                                 "contiguous tensor");
+        args.push_back(t.contiguous());
+      } else {
+        args.push_back(t);
+      }
+      KILN_INTERNAL_CHECK(args.back().device() == l.device,
+                          "launch " << l.name << " on " << l.device.str() << " gets "
+                                    << slots_[size_t(s)].name << " on "
+                                    << args.back().device().str());
     }
     if (any_written && all_empty) {
       ++local.skipped;
@@ -487,14 +495,26 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs,
             break;
           }
           case ScalarRecipe::Kind::InputValue:
-            scalars.push_back(pack_value(inputs[size_t(r.index)], r.dtype));
+            scalars.push_back(pack_value(slot_values[size_t(r.index)], r.dtype));
             break;
         }
       }
-      if (l.entry) {
-        l.entry(ptrs.data(), scalars.data());
+      if (l.device.is_cpu()) {
+        l.kernel->launch(args, scalars, host_config);
       } else {
-        l.launcher(args, scalars);
+        LaunchConfig config;
+        for (int d = 0; d < 3; ++d) {
+          config.grid[d] = l.grid[size_t(d)].eval(sym);
+          config.block[d] = l.block[size_t(d)].eval(sym);
+          KILN_INTERNAL_CHECK(config.grid[d] >= 1 && config.block[d] >= 1,
+                              "launch " << l.name << " gets grid " << config.grid[d]
+                                        << " and block " << config.block[d] << " in dim " << d);
+        }
+        config.shared_bytes = l.shared_bytes.eval(sym);
+        KILN_INTERNAL_CHECK(config.shared_bytes >= 0, "launch " << l.name << " gets "
+                                                                << config.shared_bytes
+                                                                << " bytes of shared memory");
+        l.kernel->launch(args, scalars, config);
       }
       ++local.launches;
     }
@@ -507,9 +527,34 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs,
     }
   }
 
+  // Outputs go where the caller's data lives: the first tensor input's device.
+  Device want = Device::cpu();
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (inputs_[i].kind == InputSpec::Kind::Tensor && inputs[i].defined()) {
+      want = inputs[i].device();
+      break;
+    }
+  }
   std::vector<Tensor> out;
   out.reserve(outputs_.size());
-  for (int o : outputs_) out.push_back(o < 0 ? Tensor() : slot_values[size_t(o)]);
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    const int o = outputs_[i];
+    if (o < 0) {
+      out.emplace_back();
+      continue;
+    }
+    const Slot& s = slots_[size_t(o)];
+    const Tensor& t =
+        s.kind == Slot::Kind::Input ? inputs[size_t(s.input)] : slot_values[size_t(o)];
+    if (!t.defined() || t.device() == want) {
+      out.push_back(t);
+      continue;
+    }
+    // One copy per slot, so an output listed twice stays one tensor.
+    auto same = std::find(outputs_.begin(), outputs_.begin() + ptrdiff_t(i), o);
+    out.push_back(same != outputs_.begin() + ptrdiff_t(i) ? out[size_t(same - outputs_.begin())]
+                                                          : copy_to(t, want, o));
+  }
   if (stats) *stats = local;
   return out;
 }
@@ -531,13 +576,20 @@ std::string Executable::describe() const {
       }
       case Slot::Kind::Constant:
         os << "constant " << dtype_name(s.constant.dtype()) << shape_str(s.constant.sizes());
+        if (s.source >= 0) os << " on " << s.device.str() << " (upload of slot " << s.source << ")";
         break;
-      case Slot::Kind::Planned: {
-        os << dtype_name(s.dtype) << "[";
-        for (size_t d = 0; d < s.shape.size(); ++d) {
-          os << (d ? ", " : "") << s.shape[d].str(symbols_);
+      case Slot::Kind::Planned:
+      case Slot::Kind::Copy: {
+        if (s.kind == Slot::Kind::Copy) {
+          os << "copy of slot " << s.source << " to " << s.device.str();
+        } else {
+          os << dtype_name(s.dtype) << "[";
+          for (size_t d = 0; d < s.shape.size(); ++d) {
+            os << (d ? ", " : "") << s.shape[d].str(symbols_);
+          }
+          os << "]";
+          if (!s.device.is_cpu()) os << " on " << s.device.str();
         }
-        os << "]";
         if (finalized_ && first_use_[i] >= 0) {
           os << " live " << first_use_[i] << "..";
           if (last_use_[i] == std::numeric_limits<int>::max()) {
@@ -555,7 +607,8 @@ std::string Executable::describe() const {
     const Launch& l = launches_[k];
     os << "  launch " << k << " " << l.name << "(";
     for (size_t a = 0; a < l.args.size(); ++a) {
-      os << (a ? ", " : "") << (l.args[a].written ? "out " : "") << "slot " << l.args[a].slot;
+      int slot = finalized_ ? arg_slots_[k][a] : l.args[a].slot;
+      os << (a ? ", " : "") << (l.args[a].written ? "out " : "") << "slot " << slot;
     }
     os << "; ";
     for (size_t r = 0; r < l.scalars.size(); ++r) {
@@ -573,10 +626,20 @@ std::string Executable::describe() const {
           break;
       }
     }
-    os << ")\n";
+    os << ")";
+    if (!l.device.is_cpu()) {
+      auto extents = [&](const std::array<SizeExpr, 3>& e) {
+        return "[" + e[0].str(symbols_) + ", " + e[1].str(symbols_) + ", " + e[2].str(symbols_) +
+               "]";
+      };
+      os << " on " << l.device.str() << " grid " << extents(l.grid) << " block " << extents(l.block)
+         << " shared " << l.shared_bytes.str(symbols_);
+    }
+    os << "\n";
   }
   os << "  outputs:";
   for (int o : outputs_) os << " " << (o < 0 ? std::string("none") : "slot " + std::to_string(o));
+  if (has_device_launches_) os << " (returned on the device of the first tensor input)";
   os << "\n";
   return os.str();
 }

@@ -28,6 +28,7 @@
 
 #include "kiln/error.h"
 #include "kiln/tensor.h"
+#include "runtime/device.h"
 
 namespace kiln {
 namespace {
@@ -344,7 +345,7 @@ Tensor read_npy(const std::string& path) {
 
 void write_npy(const std::string& path, const Tensor& t) {
   NPY_CHECK(t.defined(), "cannot write an undefined tensor");
-  NPY_CHECK(t.device().is_cpu(), "write_npy needs a cpu tensor, got " << t.device().str());
+  runtime::check_host_readable(t, path.c_str());  // the message starts with the path
   std::ostringstream dict;
   dict << "{'descr': '" << descr_for(t.dtype()) << "', 'fortran_order': False, 'shape': (";
   for (int64_t i = 0; i < t.dim(); ++i) dict << (i ? ", " : "") << t.sizes()[size_t(i)];

@@ -17,6 +17,7 @@
 
 #include "kiln/element.h"
 #include "kiln/tensor.h"
+#include "runtime/device.h"
 
 namespace kiln {
 namespace {
@@ -160,6 +161,7 @@ class Printer {
 
 std::string Tensor::to_string(int64_t max_elements) const {
   if (!defined()) return "tensor(undefined)";
+  runtime::check_host_readable(*this, "Tensor::to_string");
   std::ostringstream os;
   os << "tensor(";
   const int64_t n = numel();

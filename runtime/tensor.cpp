@@ -3,8 +3,11 @@
 //
 // A Tensor is a strided view (sizes, strides, offset; all in elements) over a
 // Storage. Every view is bounds-checked against its storage when it is made,
-// so element access afterwards only checks indices. Only CPU storage exists;
-// CUDA storage arrives with the CUDA runtime. Random factories live in
+// so element access afterwards only checks indices. Host storage is plain
+// aligned memory, freed when dropped; a device's comes from its runtime's
+// caching pool (runtime/device.h), and the host never reads it through a
+// Tensor: element access and host-side copies of a device tensor are errors
+// that name the fix, .to(kiln::Device::cpu()). Random factories live in
 // random.cpp, printing in print.cpp, .npy I/O in npy.cpp.
 #include "kiln/tensor.h"
 
@@ -17,6 +20,7 @@
 
 #include "kiln/element.h"
 #include "kiln/error.h"
+#include "runtime/device.h"
 #include "runtime/strided.h"
 
 namespace kiln {
@@ -106,15 +110,26 @@ void copy_into_packed(const Tensor& src, Tensor& dst) {
 
 }  // namespace
 
+namespace runtime {
+void check_host_readable(const Tensor& t, const char* op) {
+  KILN_USER_CHECK(t.device().is_cpu(), op << ": the tensor lives on " << t.device().str()
+                                          << ", whose memory the host cannot read; copy it first"
+                                             " with .to(kiln::Device::cpu())");
+}
+}  // namespace runtime
+
+using runtime::check_host_readable;
+
 // --- Storage -----------------------------------------------------------------------
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
-  KILN_USER_CHECK(device.is_cpu(), "Storage: cannot allocate " << nbytes << " bytes on "
-                                                               << device.str()
-                                                               << ": only cpu storage exists");
   KILN_USER_CHECK(nbytes <= kMaxAllocation, "Storage: cannot allocate "
                                                 << nbytes << " bytes (limit " << kMaxAllocation
                                                 << "); the requested size is unreasonable");
+  // Devices cache their memory (allocation there is slow, as with a GPU's);
+  // host tensors go back to the system when dropped, as torch's do. The
+  // executable's per-call buffers use the host's caching pool instead.
+  if (device != Device::cpu()) return runtime::device_runtime(device).allocate(nbytes);
   // Zero-size storage still gets a real block so data() is never null (memcpy
   // and friends reject null even for zero lengths).
   size_t rounded = nbytes == 0 ? kAlignment : (nbytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -317,6 +332,7 @@ int64_t element_offset(const Tensor& t, std::span<const int64_t> index, const ch
 
 char* element_ptr(const Tensor& t, std::span<const int64_t> index, const char* op) {
   int64_t off = element_offset(t, index, op);
+  check_host_readable(t, op);
   return static_cast<char*>(t.data_ptr()) + off * static_cast<int64_t>(t.element_size());
 }
 }  // namespace
@@ -339,6 +355,7 @@ void Tensor::set_int(std::span<const int64_t> index, int64_t value) {
 
 double Tensor::item() const {
   KILN_USER_CHECK(defined(), "item: tensor is undefined");
+  check_host_readable(*this, "Tensor::item");
   KILN_USER_CHECK(numel() == 1, "item: tensor of shape " << shape_str(sizes_) << " has " << numel()
                                                          << " elements, expected exactly 1");
   return load_as_double(dtype_, data_ptr());
@@ -351,26 +368,58 @@ Tensor Tensor::view_as_strided(Shape sizes, Shape strides, int64_t storage_offse
 
 Tensor Tensor::contiguous() const {
   if (!defined() || is_contiguous()) return *this;
+  check_host_readable(*this, "Tensor::contiguous");
   return clone();
 }
 
 Tensor Tensor::clone() const {
   if (!defined()) return *this;
   Tensor out = empty(sizes_, dtype_, device());
+  if (!device().is_cpu() && is_contiguous()) {
+    // A byte copy within the device; packing a strided view would need a kernel.
+    if (numel() == 0) return out;
+    runtime::copy_bytes(*out.storage_, 0, *storage_, size_t(offset_) * element_size(),
+                        size_t(numel()) * element_size());
+    return out;
+  }
+  check_host_readable(*this, "Tensor::clone");
   copy_into_packed(*this, out);
   return out;
 }
 
 Tensor Tensor::to(DType dtype) const {
   if (!defined() || dtype == dtype_) return *this;
+  check_host_readable(*this, "Tensor::to(dtype)");
   Tensor out = empty(sizes_, dtype, device());
   copy_into_packed(*this, out);
+  return out;
+}
+
+Tensor Tensor::to(Device device) const {
+  const Device from = this->device();
+  if (!defined() || device == from) return *this;
+  Tensor src = *this;
+  if (!is_contiguous()) {
+    KILN_USER_CHECK(from.is_cpu(), "Tensor::to(" << device.str() << "): this view of sizes "
+                                                 << shape_str(sizes_) << ", strides "
+                                                 << shape_str(strides_) << " on " << from.str()
+                                                 << " is not contiguous, and Kiln cannot pack it"
+                                                    " there; copy a contiguous tensor instead");
+    src = contiguous();  // packed on the host, so the device gets one plain copy
+  }
+  Tensor out = empty(sizes_, dtype_, device);
+  // An empty view's offset may lie past its storage: there is nothing to copy.
+  if (numel() == 0) return out;
+  runtime::copy_bytes(*out.storage_, 0, *src.storage_, size_t(src.offset_) * element_size(),
+                      size_t(numel()) * element_size());
   return out;
 }
 
 bool Tensor::equal(const Tensor& other) const {
   if (defined() != other.defined()) return false;
   if (!defined()) return true;
+  check_host_readable(*this, "Tensor::equal");
+  check_host_readable(other, "Tensor::equal");
   if (dtype_ != other.dtype_ || sizes_ != other.sizes_) return false;
   const Tensor a = contiguous(), b = other.contiguous();
   const auto* pa = static_cast<const char*>(a.data_ptr());

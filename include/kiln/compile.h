@@ -90,6 +90,10 @@ struct CallStats {
   // The most bytes of intermediates (values kernels pass to later kernels)
   // alive at once; what fusion saves shows here.
   int64_t peak_intermediate_bytes = 0;
+  // Copies between devices (inputs in, data between kernels on different
+  // devices, outputs back to the first input's device) and their bytes.
+  int64_t copies = 0;
+  int64_t copied_bytes = 0;
 };
 
 class CompiledFunction {

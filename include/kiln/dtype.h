@@ -23,25 +23,34 @@ inline bool is_floating(DType t) {
   return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64;
 }
 inline bool is_integral(DType t) {  // bool excluded
-  return t == DType::I8 || t == DType::U8 || t == DType::I16 || t == DType::I32 ||
-         t == DType::I64;
+  return t == DType::I8 || t == DType::U8 || t == DType::I16 || t == DType::I32 || t == DType::I64;
 }
-inline bool is_signed(DType t) { return t != DType::U8 && t != DType::Bool; }
+inline bool is_signed(DType t) {
+  return t != DType::U8 && t != DType::Bool;
+}
 
 // PyTorch's torch.promote_types: the smallest type both convert to safely
 // (u8 + i8 -> i16, i64 + f16 -> f16, f16 + bf16 -> f32).
 DType promote_types(DType a, DType b);
 
+// Where a tensor's memory lives. `sim` is Kiln's simulated GPU: memory of its
+// own that kernels reach but a host Tensor does not read, so the device path
+// (copies, launches, allocator) is exercised without a GPU.
 struct Device {
-  enum class Kind : uint8_t { CPU, CUDA };
+  enum class Kind : uint8_t { CPU, CUDA, Sim };
   Kind kind = Kind::CPU;
   int index = 0;
 
   static Device cpu() { return {}; }
   static Device cuda(int i = 0) { return {Kind::CUDA, i}; }
+  static Device sim(int i = 0) { return {Kind::Sim, i}; }
   bool is_cpu() const { return kind == Kind::CPU; }
   bool operator==(const Device&) const = default;
-  std::string str() const;  // "cpu", "cuda:0"
+  std::string str() const;  // "cpu", "cuda:0", "sim:1"
+  // "cpu", "cuda", "cuda:N", "sim", "sim:N" (no index means 0); nullopt for
+  // anything else. Says nothing of whether the device exists: see
+  // runtime/device.h.
+  static std::optional<Device> parse(std::string_view s);
 };
 
 }  // namespace kiln

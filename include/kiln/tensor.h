@@ -3,6 +3,12 @@
 // Copying a Tensor shares its storage (like torch.Tensor); clone() copies data.
 // Sizes and strides are in elements. A default-constructed Tensor is
 // "undefined" (defined() == false) and stands for an absent optional tensor.
+//
+// A tensor lives on a device (its storage's). The host reads only host
+// tensors: on any other device (e.g. kiln::Device::sim()), element access,
+// printing, equal(), to(DType), .npy writing and packing a strided view throw
+// kiln::Error naming the device and the fix, .to(kiln::Device::cpu()).
+// data_ptr() of a device tensor is the device address, as in torch.
 #pragma once
 
 #include <cstdint>
@@ -20,8 +26,10 @@ using Shape = std::vector<int64_t>;
 
 class Storage {
  public:
-  // Allocates nbytes (zero allowed), 64-byte aligned. Throws kiln::Error on
-  // allocation failure, naming the size.
+  // Allocates nbytes (zero allowed), 64-byte aligned, on `device`: plain host
+  // memory for the cpu, the device runtime's caching pool otherwise. Throws
+  // kiln::Error on allocation failure (naming the size and device) or when
+  // the device is unavailable (saying why).
   static std::shared_ptr<Storage> allocate(size_t nbytes, Device device = Device::cpu());
   // Wraps memory owned elsewhere; `deleter` (may be empty) runs when the last
   // reference goes away.
@@ -50,8 +58,8 @@ class Tensor {
          int64_t storage_offset = 0);
 
   // --- factories -----------------------------------------------------------
-  static Tensor empty(const Shape& sizes, DType dtype = DType::F32,
-                      Device device = Device::cpu());
+  // Uninitialized; on a device, allocated through that device's runtime.
+  static Tensor empty(const Shape& sizes, DType dtype = DType::F32, Device device = Device::cpu());
   static Tensor zeros(const Shape& sizes, DType dtype = DType::F32);
   static Tensor ones(const Shape& sizes, DType dtype = DType::F32);
   static Tensor full(const Shape& sizes, double value, DType dtype = DType::F32);
@@ -99,9 +107,14 @@ class Tensor {
 
   // --- views and copies ------------------------------------------------------------
   Tensor view_as_strided(Shape sizes, Shape strides, int64_t storage_offset) const;
-  Tensor contiguous() const;  // this if already contiguous, else a packed copy
-  Tensor clone() const;       // always a packed copy
+  Tensor contiguous() const;  // this if already contiguous, else a packed copy (host only)
+  // Always a packed copy, on this tensor's device (a strided view only on the host).
+  Tensor clone() const;
   Tensor to(DType dtype) const;  // converted packed copy (or this if same dtype)
+  // A packed copy on `device` (or this if already there). A strided host view
+  // is packed on the host first; a strided view on a device is an error (Kiln
+  // packs only on the host).
+  Tensor to(Device device) const;
 
   // Exact equality of shape, dtype and every element (NaN equals NaN).
   bool equal(const Tensor& other) const;

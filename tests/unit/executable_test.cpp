@@ -120,7 +120,7 @@ Executable two_input_exec() {
   int out = e.add_slot(planned("out", {SizeExpr::symbol(n)}));
   Launch l;
   l.name = "k";
-  l.entry = add_one_strided;
+  l.kernel = host_kernel(add_one_strided);
   l.args = {{0, false, false}, {out, true, true}};
   l.scalars = {{ScalarRecipe::Kind::Symbol, n}, {ScalarRecipe::Kind::Stride, 0, 0}};
   e.add_launch(l);
@@ -177,7 +177,7 @@ TEST(Executable, PackedArgumentGetsAContiguousCopy) {
   int out = e.add_slot(planned("out", {SizeExpr::symbol(n)}));
   Launch l;
   l.name = "k";
-  l.entry = times_two;
+  l.kernel = host_kernel(times_two);
   l.args = {{0, true, false}, {out, true, true}};
   l.scalars = {{ScalarRecipe::Kind::Symbol, n}};
   e.add_launch(l);
@@ -201,7 +201,7 @@ TEST(Executable, ScalarInputIsPackedAsTheKernelExpects) {
   int out = e.add_slot(planned("out", {SizeExpr::symbol(n)}));
   Launch l;
   l.name = "scale";
-  l.entry = scale;
+  l.kernel = host_kernel(scale);
   l.args = {{0, true, false}, {out, true, true}};
   l.scalars = {{ScalarRecipe::Kind::Symbol, n}, {ScalarRecipe::Kind::InputValue, 1, 0, DType::F32}};
   e.add_launch(l);
@@ -232,7 +232,7 @@ Executable chain(int length) {
     int s = e.add_slot(planned("t" + std::to_string(k), {SizeExpr::symbol(n)}));
     Launch l;
     l.name = "k" + std::to_string(k);
-    l.entry = times_two;
+    l.kernel = host_kernel(times_two);
     l.args = {{prev, true, false}, {s, true, true}};
     l.scalars = {{ScalarRecipe::Kind::Symbol, n}};
     e.add_launch(l);
@@ -276,7 +276,7 @@ TEST(Executable, ZeroSizeOutputsSkipKernels) {
   int out = e.add_slot(planned("out", {SizeExpr::symbol(n), SizeExpr::constant(3)}));
   Launch l;
   l.name = "k";
-  l.entry = count_calls;
+  l.kernel = host_kernel(count_calls);
   l.args = {{0, true, false}, {out, true, true}};
   e.add_launch(l);
   e.set_outputs({out});
@@ -296,9 +296,10 @@ TEST(Executable, GenericLauncherSeesTensors) {
   int out = e.add_slot(planned("out", {SizeExpr::constant(4)}, DType::I32));
   Launch l;
   l.name = "neg";
-  l.launcher = [](std::span<const Tensor> b, std::span<const int64_t>) {
-    for (int64_t i = 0; i < 4; ++i) b[1].data<int32_t>()[i] = -b[0].data<int32_t>()[i];
-  };
+  l.kernel =
+      generic_kernel([](std::span<const Tensor> b, std::span<const int64_t>, const LaunchConfig&) {
+        for (int64_t i = 0; i < 4; ++i) b[1].data<int32_t>()[i] = -b[0].data<int32_t>()[i];
+      });
   l.args = {{0, true, false}, {out, true, true}};
   e.add_launch(l);
   e.set_outputs({out});
@@ -332,7 +333,7 @@ TEST(Executable, FinalizeRejectsInconsistentPlans) {
   int s = e.add_slot(planned("t", {SizeExpr::constant(4)}));
   Launch l;
   l.name = "reads_unwritten";
-  l.entry = times_two;
+  l.kernel = host_kernel(times_two);
   l.args = {{s, true, false}, {0, true, true}};
   e.add_launch(l);
   EXPECT_THROW(e.finalize(), InternalError);

@@ -9,6 +9,7 @@
 #include <future>
 
 #include "api/autotune.h"
+#include "api/backends.h"
 #include "api/compile_internal.h"
 #include "api/convert.h"
 #include "api/target.h"
@@ -24,32 +25,23 @@ namespace kiln {
 
 // ------------------------------------------------------------------------------- tables
 
-std::vector<std::string> available_backends() {
-#ifdef KILN_WITH_LLVM
-  return {"llvm", "loop-eval", "interp"};
-#else
-  return {"loop-eval", "interp"};
-#endif
-}
-
-std::string default_backend() {
-#ifdef KILN_WITH_LLVM
-  return "llvm";
-#else
-  return "loop-eval";
-#endif
-}
-
 const std::vector<DumpStageInfo>& dump_stages() {
-  static const std::vector<DumpStageInfo> stages = {
-      {"loops", "loop IR as lowered from the graph, one kernel per group, unscheduled"},
-      {"loops-scheduled", "loop IR after scheduling (vectorize, parallelize) and simplification"},
-      {"plan", "the launch list: buffer slots with sizes and live ranges, kernel arguments"},
-      {"llvm", "LLVM IR before optimization"},
-      {"llvm-opt", "LLVM IR after the optimization pipeline"},
-      {"asm", "target assembly"},
-      {"kernels", "the graph grouped into kernels (after fusion), with the reason for each"},
-  };
+  // compile()'s own stages, then each backend's, then the kernel grouping.
+  static const std::vector<DumpStageInfo> stages = [] {
+    std::vector<DumpStageInfo> s = {
+        {"loops", "loop IR as lowered from the graph, one kernel per group, unscheduled"},
+        {"loops-scheduled",
+         "loop IR after the loop pipeline (CPU: vectorize, parallelize; GPU: mapped to "
+         "blocks and threads) and simplification"},
+        {"plan", "the launch list: buffer slots with sizes and live ranges, kernel arguments"},
+    };
+    for (const api::Backend& b : api::backend_registry()) {
+      s.insert(s.end(), b.stages.begin(), b.stages.end());
+    }
+    s.push_back(
+        {"kernels", "the graph grouped into kernels (after fusion), with the reason for each"});
+    return s;
+  }();
   return stages;
 }
 
@@ -67,17 +59,7 @@ std::string stage_names() {
   return join_names(names);
 }
 
-void check_options(const CompileOptions& o, const std::string& backend) {
-  std::vector<std::string> known = available_backends();
-  bool ok = std::find(known.begin(), known.end(), backend) != known.end();
-  if (!ok && backend == "llvm") {
-    KILN_USER_ERROR(
-        "compile: backend 'llvm' is unavailable: this Kiln was built without LLVM "
-        "(available: "
-        << join_names(known) << ")");
-  }
-  KILN_USER_CHECK(
-      ok, "compile: unknown backend '" << backend << "' (available: " << join_names(known) << ")");
+void check_options(const CompileOptions& o) {
   if (!o.passes.print_after.empty()) passes::check_pass_name(o.passes.print_after);
   KILN_USER_CHECK(o.opt_level >= 0 && o.opt_level <= 3,
                   "compile: opt_level must be 0..3, got " << o.opt_level);
@@ -222,15 +204,23 @@ void force_algorithm(std::vector<passes::KernelGroup>& groups, const std::string
   }
 }
 
+// Leaves every contraction with the heuristic's choice, saying why.
+void keep_heuristic(std::vector<passes::KernelGroup>& groups, const std::string& why) {
+  for (passes::KernelGroup& grp : groups) {
+    if (!grp.algorithm.name.empty()) grp.algorithm.reason += "; " + why;
+  }
+}
+
 // Everything compile() does, uncached; `forced_algorithm`, when set, replaces
 // the choice of every contraction (and no tuning runs).
 std::shared_ptr<CompiledFunction::Impl> build(const ir::Graph& source,
                                               const CompileOptions& options,
-                                              const std::string& backend,
+                                              const api::Backend& backend,
                                               const std::string& forced_algorithm = {}) {
   auto impl = std::make_shared<CompiledFunction::Impl>();
   impl->options = options;
-  impl->backend = backend;
+  impl->backend = backend.name;
+  impl->device = options.device;
 
   // 1. A private, verified copy: plans point into it, and the caller's graph
   //    may change or die. The graph pipeline (fold, simplify, CSE, DCE) runs on it.
@@ -242,7 +232,8 @@ std::shared_ptr<CompiledFunction::Impl> build(const ir::Graph& source,
   impl->name = g->name();
   for (const auto& v : g->inputs()) impl->inputs.push_back(api::value_info(*v));
   for (const ir::Value* v : g->outputs()) impl->outputs.push_back(api::value_info(*v));
-  if (impl->backend == "interp") return impl;
+  impl->target = api::target_for(options);
+  if (!backend.compile) return impl;  // the interpreter: nothing to lower
 
   // 2. Group nodes into kernels (elementwise fusion), pick each contraction's
   //    algorithm (heuristic, then measured when autotuning), and lower each
@@ -251,15 +242,17 @@ std::shared_ptr<CompiledFunction::Impl> build(const ir::Graph& source,
   impl->groups = fusion_groups(*g, options);
   if (!forced_algorithm.empty()) {
     force_algorithm(impl->groups, forced_algorithm);
+  } else if (options.autotune && impl->target.is_cpu()) {
+    impl->autotune_report =
+        compile_detail::autotune_groups(*g, impl->groups, options, backend.name, impl->target);
   } else if (options.autotune) {
-    impl->autotune_report = compile_detail::autotune_groups(*g, impl->groups, options, backend,
-                                                            api::target_for(options));
+    keep_heuristic(impl->groups, "not tuned: autotuning measures CPU kernels only");
   }
   impl->lowered = passes::lower_groups(*g, impl->groups, lower_options(options), &plans);
   // 3. Schedule and simplify.
   impl->scheduled = schedule_kernels(impl->lowered, plans, options, print);
-  // 4. Code generation (or evaluator launchers).
-  compile_detail::KernelEntries entries = compile_detail::compile_kernels(*impl);
+  // 4. Code generation (or evaluator launchers), by the backend.
+  compile_detail::KernelEntries entries = backend.compile(*impl);
   // 5. The launch list and buffer plan.
   impl->exec = compile_detail::build_executable(*g, plans, entries);
   return impl;
@@ -275,7 +268,7 @@ std::shared_ptr<CompiledFunction::Impl> build(const ir::Graph& source,
 runtime::CacheKey function_key(const ir::Graph& g, const CompileOptions& o,
                                const std::string& backend) {
   runtime::KeyHasher h;
-  h.add("kiln-function-v2").add(ir::print_graph(g)).add(backend);
+  h.add("kiln-function-v3").add(ir::print_graph(g)).add(backend).add(o.device.str());
   h.add(uint64_t(o.opt_level)).add(uint64_t(o.num_threads)).add(uint64_t(o.schedule));
   h.add(uint64_t(o.fast_math)).add(o.cpu).add(uint64_t(o.fuse)).add(uint64_t(o.optimize));
   h.add(uint64_t(o.autotune));
@@ -302,28 +295,30 @@ std::shared_ptr<CompiledFunction::Impl> build_with_algorithm(const ir::Graph& g,
                                                              const std::string& algorithm) {
   CompileOptions o = options;
   o.autotune = false;
-  return build(g, o, backend, algorithm);
+  o.backend = backend;
+  return build(g, o, api::select_backend(o), algorithm);
 }
 
 }  // namespace compile_detail
 
 CompiledFunction compile(const ir::Graph& source, const CompileOptions& given) {
-  std::string backend = given.backend.empty() ? default_backend() : given.backend;
-  check_options(given, backend);
+  check_options(given);
+  const api::Backend& backend = api::select_backend(given);
   CompileOptions options = given;
   options.autotune = compile_detail::autotune_requested(given);
   // Printing or timing passes means running them: no cached function.
   const OptimizeOptions& p = options.passes;
   const bool instrumented =
       p.print_after_all || !p.print_after.empty() || p.time_passes || p.verify_each;
-  if (!options.use_cache || backend == "interp" || instrumented) {
+  if (!options.use_cache || !backend.compile || instrumented) {
     return CompiledFunction::from_impl(build(source, options, backend));
   }
   // A function compiled before with the same options is reused whole: no
   // clone, lowering or scheduling (a hit costs a print and a hash).
   return CompiledFunction::from_impl(
       runtime::KernelCache::global().get_or_build_as<CompiledFunction::Impl>(
-          function_key(source, options, backend), [&] { return build(source, options, backend); }));
+          function_key(source, options, backend.name),
+          [&] { return build(source, options, backend); }));
 }
 
 CompiledFunction compile(const Function& f, const CompileOptions& options) {
@@ -420,24 +415,23 @@ std::string CompiledFunction::dump(const std::string& stage) const {
     scheduled = schedule_kernels(ks, plans, impl.options);
   }
   if (stage == "loops-scheduled") return passes::kernels_text(scheduled);
-  codegen::DumpStage ds = stage == "llvm"       ? codegen::DumpStage::LLVM
-                          : stage == "llvm-opt" ? codegen::DumpStage::LLVMOpt
-                                                : codegen::DumpStage::Asm;
-#ifdef KILN_WITH_LLVM
-  // Dumps of LLVM stages work for any backend: the text is generated on demand.
-  std::shared_ptr<codegen::Backend> backend = impl.codegen;
-  if (!backend) backend = codegen::make_llvm_backend();
-  codegen::CodegenOptions cg = impl.codegen_options;
-  cg.opt_level = impl.options.opt_level;
-  cg.cpu = impl.options.cpu;
-  cg.fast_math = impl.options.fast_math;
-  return backend->dump(scheduled, cg, ds);
-#else
-  (void)ds;
-  KILN_USER_ERROR("dump: stage '" << stage
-                                  << "' needs the LLVM backend, and this Kiln was built "
-                                     "without LLVM");
-#endif
+  // A backend's stage: generated on demand by that backend, for any function
+  // whose code it could run (LLVM IR of a loop-eval function, say).
+  for (const api::Backend& b : api::backend_registry()) {
+    bool owns = std::any_of(b.stages.begin(), b.stages.end(),
+                            [&](const DumpStageInfo& s) { return s.name == stage; });
+    if (!owns) continue;
+    std::string why = b.unavailable();
+    KILN_USER_CHECK(why.empty(), "dump: stage '" << stage << "' needs the " << b.name
+                                                 << " backend, which is unavailable: " << why);
+    KILN_USER_CHECK(b.serves(impl.target.kind),
+                    "dump: stage '" << stage << "' shows " << b.name
+                                    << " code, and this function's kernels are "
+                                    << passes::target_kind_name(impl.target.kind)
+                                    << " code (it runs on " << impl.device.str() << ")");
+    return b.dump(impl, scheduled, stage);
+  }
+  throw InternalError("dump: stage '" + stage + "' has no producer");
 }
 
 }  // namespace kiln

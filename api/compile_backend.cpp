@@ -1,6 +1,6 @@
-// The code-generation step of compile(): the LLVM backend behind the caches
-// (in memory, then on disk, then a build), or loop-eval launchers; and the
-// cache key.
+// The llvm backend's compile step (api/backends.h): LLVM behind the caches
+// (in memory, then on disk, then a build), its dump stages, and the cache
+// key.
 //
 // The key holds everything that changes the machine code: each kernel in a
 // compact binary canonical form (every node, type, float bit pattern, buffer
@@ -21,9 +21,9 @@
 #include <optional>
 #include <unordered_map>
 
+#include "api/backends.h"
 #include "api/compile_internal.h"
 #include "ir/loop/canonical.h"
-#include "ir/loop/loop_eval.h"
 #include "kiln/error.h"
 #include "runtime/disk_cache.h"
 
@@ -226,52 +226,67 @@ std::shared_ptr<codegen::CompiledModule> build_through_disk(CompiledFunction::Im
 }  // namespace
 #endif
 
-KernelEntries compile_kernels(CompiledFunction::Impl& impl) {
-  KernelEntries out;
-  if (impl.backend == "loop-eval") {
-    for (const loop::Kernel& k : impl.scheduled) {
-      out.kernels.push_back(runtime::generic_kernel(
-          [k](std::span<const Tensor> buffers, std::span<const int64_t> scalars,
-              const runtime::LaunchConfig&) { loop::eval_kernel(k, buffers, scalars); }));
-    }
-    return out;
-  }
+}  // namespace kiln::compile_detail
+
 #ifdef KILN_WITH_LLVM
-  if (impl.backend == "llvm") {
-    impl.codegen = codegen::make_llvm_backend();
-    impl.codegen_options.opt_level = impl.options.opt_level;
-    impl.codegen_options.cpu = impl.options.cpu;
-    impl.codegen_options.fast_math = impl.options.fast_math;
-    if (impl.scheduled.empty()) return out;
-    auto t0 = std::chrono::steady_clock::now();
-    CodegenReport& report = impl.codegen_report;
-    runtime::CacheKey key =
-        module_key(impl.scheduled, impl.codegen_options, algorithms_text(impl.groups));
-    report.key = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    auto build = [&]() -> std::shared_ptr<codegen::CompiledModule> {
-      return build_through_disk(impl, key, report);
-    };
-    report.source = "memory";  // unless build() runs
-    impl.module =
-        impl.options.use_cache
-            ? runtime::KernelCache::global().get_or_build_as<codegen::CompiledModule>(key, build)
-            : build();
-    for (const loop::Kernel& k : impl.scheduled) {
-      out.kernels.push_back(runtime::host_kernel(impl.module->lookup(k.name)));
-    }
-    report.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (print_times()) {
-      const codegen::CodegenTimes& t = report.times;
-      std::fprintf(stderr,
-                   "kiln: codegen %s: %.3f ms (key %.3f, disk read %.3f, target %.3f, emit %.3f, "
-                   "optimize %.3f, codegen %.3f, load %.3f)\n",
-                   report.source.c_str(), ms(report.total), ms(report.key), ms(report.disk_read),
-                   ms(t.target), ms(t.emit), ms(t.optimize), ms(t.codegen), ms(t.load));
-    }
-    return out;
+namespace kiln::api {
+
+using compile_detail::KernelEntries;
+
+// The llvm backend's compile step (backends.h): the module of impl.scheduled
+// from the in-memory cache, the disk cache or a build.
+KernelEntries compile_llvm(CompiledFunction::Impl& impl) {
+  using namespace compile_detail;
+  KernelEntries out;
+  out.device = impl.device;
+  impl.codegen = codegen::make_llvm_backend();
+  impl.codegen_options.opt_level = impl.options.opt_level;
+  impl.codegen_options.cpu = impl.options.cpu;
+  impl.codegen_options.fast_math = impl.options.fast_math;
+  if (impl.scheduled.empty()) return out;
+  auto t0 = std::chrono::steady_clock::now();
+  CodegenReport& report = impl.codegen_report;
+  runtime::CacheKey key =
+      module_key(impl.scheduled, impl.codegen_options, algorithms_text(impl.groups));
+  report.key = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto build = [&]() -> std::shared_ptr<codegen::CompiledModule> {
+    return build_through_disk(impl, key, report);
+  };
+  report.source = "memory";  // unless build() runs
+  impl.module =
+      impl.options.use_cache
+          ? runtime::KernelCache::global().get_or_build_as<codegen::CompiledModule>(key, build)
+          : build();
+  for (const loop::Kernel& k : impl.scheduled) {
+    out.kernels.push_back(runtime::host_kernel(impl.module->lookup(k.name)));
   }
-#endif
-  KILN_USER_ERROR("compile: unknown backend '" << impl.backend << "'");
+  report.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (print_times()) {
+    const codegen::CodegenTimes& t = report.times;
+    std::fprintf(stderr,
+                 "kiln: codegen %s: %.3f ms (key %.3f, disk read %.3f, target %.3f, emit %.3f, "
+                 "optimize %.3f, codegen %.3f, load %.3f)\n",
+                 report.source.c_str(), ms(report.total), ms(report.key), ms(report.disk_read),
+                 ms(t.target), ms(t.emit), ms(t.optimize), ms(t.codegen), ms(t.load));
+  }
+  return out;
 }
 
-}  // namespace kiln::compile_detail
+// The llvm backend's stages (llvm, llvm-opt, asm) of `kernels`, generated on
+// demand with the function's codegen options.
+std::string dump_llvm(const CompiledFunction::Impl& impl, const std::vector<loop::Kernel>& kernels,
+                      const std::string& stage) {
+  codegen::DumpStage ds = stage == "llvm"       ? codegen::DumpStage::LLVM
+                          : stage == "llvm-opt" ? codegen::DumpStage::LLVMOpt
+                                                : codegen::DumpStage::Asm;
+  std::shared_ptr<codegen::Backend> backend = impl.codegen;
+  if (!backend) backend = codegen::make_llvm_backend();
+  codegen::CodegenOptions cg = impl.codegen_options;
+  cg.opt_level = impl.options.opt_level;
+  cg.cpu = impl.options.cpu;
+  cg.fast_math = impl.options.fast_math;
+  return backend->dump(kernels, cg, ds);
+}
+
+}  // namespace kiln::api
+#endif

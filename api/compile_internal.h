@@ -13,6 +13,8 @@
 #include "kiln/compile.h"
 #include "passes/fuse.h"
 #include "passes/lower/lower_graph.h"
+#include "passes/schedule/schedule.h"
+#include "passes/target.h"
 #include "runtime/executable.h"
 #include "runtime/kernel_cache.h"
 
@@ -42,8 +44,10 @@ struct AutotuneReport {
 }  // namespace compile_detail
 
 struct CompiledFunction::Impl {
-  std::string name;     // the graph's name
-  std::string backend;  // "llvm", "loop-eval", "interp"
+  std::string name;       // the graph's name
+  std::string backend;    // "llvm", "loop-eval", "interp" (api/backends.h)
+  Device device;          // where its kernels run
+  passes::Target target;  // what they were generated for (from the device)
   CompileOptions options;
   std::shared_ptr<const ir::Graph> graph;  // a private copy
   std::vector<ValueInfo> inputs, outputs;
@@ -61,9 +65,13 @@ struct CompiledFunction::Impl {
 namespace compile_detail {
 
 // How each kernel is launched, one per kernel in order: host machine code
-// (from a compiled module) or loop-eval.
+// (from a compiled module) or loop-eval, on `device`. Kernels for a GPU
+// target also give their launch shape: grid and block extents as expressions
+// of the kernel's scalar parameters (passes::gpu_launch_shape).
 struct KernelEntries {
+  Device device;
   std::vector<std::shared_ptr<const runtime::KernelFunction>> kernels;
+  std::vector<passes::GpuLaunchShape> shapes;  // one per kernel for a GPU target, else empty
 };
 
 // Builds the launch list: graph inputs become input slots (with their specs
@@ -78,10 +86,6 @@ std::unique_ptr<runtime::Executable> build_executable(const ir::Graph& g,
 // A loop-IR shape expression of symbolic dims as a runtime::SizeExpr.
 runtime::SizeExpr to_size_expr(const loop::Expr& e, const runtime::Executable& exec,
                                const std::string& context);
-
-// The backend part of compile(): fills impl.module / impl.codegen and returns
-// how to launch each of impl.scheduled.
-KernelEntries compile_kernels(CompiledFunction::Impl& impl);
 
 // The cache key of a module (memory and disk): the kernels' canonical form,
 // the codegen options, Kiln's and LLVM's versions, the target CPU with its

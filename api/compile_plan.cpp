@@ -167,7 +167,14 @@ std::unique_ptr<runtime::Executable> build_executable(const ir::Graph& g,
     const passes::KernelPlan& plan = plans[k];
     runtime::Launch launch;
     launch.name = plan.name;
-    launch.kernel = kernels.kernels[k];  // on the host (the default device)
+    launch.kernel = kernels.kernels[k];
+    launch.device = kernels.device;
+    if (!kernels.shapes.empty()) {
+      // A GPU launch: one thread block per grid index, sized at call time.
+      std::string context = "kernel " + plan.name + " launch";
+      launch.grid[0] = to_size_expr(kernels.shapes[k].grid, *exec, context);
+      launch.block[0] = to_size_expr(kernels.shapes[k].block, *exec, context);
+    }
     for (const passes::BufferParam& b : plan.buffers) {
       runtime::Launch::Arg arg;
       std::string context = "kernel " + plan.name + " buffer " + b.buf->name;
@@ -201,6 +208,7 @@ std::unique_ptr<runtime::Executable> build_executable(const ir::Graph& g,
           s.kind = runtime::Slot::Kind::Planned;
           s.name = b.buf->name;
           s.dtype = b.buf->dtype;
+          s.device = kernels.device;  // written by a kernel running there
           for (const loop::Expr& d : b.shape) s.shape.push_back(to_size_expr(d, *exec, context));
           arg.slot = exec->add_slot(std::move(s));
           arg.written = true;

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 
+#include "kiln/error.h"
 #include "runtime/cpu_info.h"
+#include "runtime/device.h"
 
 namespace kiln::api {
 
@@ -37,9 +39,26 @@ passes::Target host_target(int threads) {
   return passes::Target::for_cpu(host_cpu_target(threads));
 }
 
+passes::GpuTarget gpu_target(const runtime::DeviceProperties& p) {
+  passes::GpuTarget t;
+  t.name = p.name;
+  t.compute_capability = p.compute_capability_major * 10 + p.compute_capability_minor;
+  t.sm_count = p.sm_count;
+  t.warp_size = p.warp_size;
+  t.shared_memory_per_block = p.shared_memory_per_block;
+  t.max_threads_per_block = p.max_threads_per_block;
+  t.registers_per_sm = p.registers_per_sm;
+  return t;
+}
+
 passes::Target target_for(const CompileOptions& o) {
-  return passes::Target::for_cpu(o.cpu.empty() ? host_cpu_target(o.num_threads)
-                                               : generic_cpu_target(o.num_threads));
+  if (o.device.is_cpu()) {
+    return passes::Target::for_cpu(o.cpu.empty() ? host_cpu_target(o.num_threads)
+                                                 : generic_cpu_target(o.num_threads));
+  }
+  const runtime::DeviceProperties& p = runtime::device_runtime(o.device).properties();
+  KILN_INTERNAL_CHECK(p.gpu, "target: device " << o.device.str() << " is neither a CPU nor a GPU");
+  return passes::Target::for_gpu(gpu_target(p));
 }
 
 }  // namespace kiln::api

@@ -7,6 +7,7 @@
 
 #include "kiln/compile.h"
 #include "passes/target.h"
+#include "runtime/device.h"
 
 namespace kiln::api {
 
@@ -18,8 +19,12 @@ passes::CpuTarget generic_cpu_target(int threads = 0);
 // Target::for_cpu(host_cpu_target(threads)).
 passes::Target host_target(int threads = 0);
 
-// The target `options` compile for: the host, or the generic CPU when
-// options.cpu names another one.
+// A GPU's description from its device properties (sim or CUDA).
+passes::GpuTarget gpu_target(const runtime::DeviceProperties& properties);
+
+// The target `options` compile for: on the host, the host CPU (or the generic
+// CPU when options.cpu names another one); on a GPU device (sim, cuda), that
+// device's description. The device must be available.
 passes::Target target_for(const CompileOptions& options);
 
 }  // namespace kiln::api

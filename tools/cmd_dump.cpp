@@ -100,7 +100,7 @@ std::string stage_names() {
 
 std::string help_text() {
   std::string s =
-      "usage: kiln dump FILE --stage=STAGE [--fn NAME] [--input NAME=SPEC ...]\n"
+      "usage: kiln dump FILE --stage=STAGE [--fn NAME] [--input NAME=SPEC ...] [--device DEV]\n"
       "                 [--print-after-all] [--print-after PASS] [--time-passes]\n"
       "\n"
       "Prints the output of one compilation stage. Stages:\n";
@@ -119,6 +119,7 @@ std::string help_text() {
        "  --stage STAGE        the stage to print (required)\n"
        "  --fn NAME            the script def (default: the last); --entry is an alias\n"
        "  --input NAME=SPEC    as for 'kiln run'\n";
+  s += device_flags_help();
   s += autotune_flags_help();
   s += pipeline_flags_help("(on stdout, before the stage; stages graph-opt and later)");
   s += "  -h, --help           show this help\n";
@@ -147,6 +148,7 @@ int cmd_dump(const Args& args) {
       inputs.push_back(split_input(*v));
     } else if (read_pipeline_flag(r, &opt)) {
     } else if (read_autotune_flag(r, &compile_options)) {
+    } else if (read_device_flag(r, &compile_options)) {
     } else if (auto p = r.positional(); p && !file) {
       file = p;
     } else {

@@ -12,7 +12,8 @@ namespace kiln::cli {
 
 namespace {
 constexpr const char* kHelp =
-    "usage: kiln explain FILE [--fn NAME] [--input NAME=SPEC ...] [--no-fuse] [--autotune]\n"
+    "usage: kiln explain FILE [--fn NAME] [--input NAME=SPEC ...] [--no-fuse] [--device DEV]\n"
+    "                    [--autotune]\n"
     "\n"
     "Compiles a .kir graph or a script def (specialized for the inputs, like\n"
     "'kiln run') and explains its kernels: the first line is 'kernels: N', then\n"
@@ -42,6 +43,7 @@ int cmd_explain(const Args& args) {
   while (!r.done()) {
     if (r.help()) {
       std::fputs(kHelp, stdout);
+      std::fputs(device_flags_help().c_str(), stdout);
       std::fputs(autotune_flags_help().c_str(), stdout);
       std::fputs(kHelpTail, stdout);
       return 0;
@@ -53,6 +55,7 @@ int cmd_explain(const Args& args) {
     } else if (r.flag("no-fuse")) {
       options.fuse = false;
     } else if (read_autotune_flag(r, &options)) {
+    } else if (read_device_flag(r, &options)) {
     } else if (auto v = r.value({"seed"})) {
       int64_t s = std::get<int64_t>(parse_value("--seed", *v, ParamKind::Int).storage());
       KILN_USER_CHECK(s >= 0, "explain: --seed must be >= 0, got " << s);
@@ -73,11 +76,16 @@ int cmd_explain(const Args& args) {
   compiled.run(bound.tensors, &stats);
   std::printf(
       "memory: peak intermediates %lld bytes; %lld bytes in %lld buffers (outputs and "
-      "intermediates after reuse; %lld buffers reused)\n",
+      "intermediates after reuse; %lld buffers reused)",
       static_cast<long long>(stats.peak_intermediate_bytes),
       static_cast<long long>(stats.allocated_bytes),
       static_cast<long long>(stats.allocated_buffers),
       static_cast<long long>(stats.reused_buffers));
+  if (stats.copies > 0) {
+    std::printf("; %lld copies between devices (%lld bytes)", static_cast<long long>(stats.copies),
+                static_cast<long long>(stats.copied_bytes));
+  }
+  std::printf("\n");
   return 0;
 }
 

@@ -1,7 +1,8 @@
 // `kiln run FILE`: loads a .kir graph or a script def, builds its inputs from
 // --input specs, runs it on a backend and writes or summarizes the outputs.
-// By default the function is compiled (kiln::compile: LLVM when built with it);
-// --backend=interp runs the reference interpreter instead.
+// By default the function is compiled (kiln::compile: LLVM when built with it)
+// for the host; --device picks another device, --backend=interp runs the
+// reference interpreter instead.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -35,10 +36,7 @@ constexpr const char* kHelp =
     "                       flag=true, shape=[2,3], mode=floor)\n"
     "  --output PATH.npy    write the next output there (one per output, in order;\n"
     "                       outputs without one are summarized)\n"
-    "  --backend NAME       llvm (default when built with LLVM: native code),\n"
-    "                       loop-eval (the loop-IR evaluator), or interp (the\n"
-    "                       reference interpreter)\n"
-    "  --device DEV         cpu (default) or cuda\n"
+
     "  --check              compare the backend against the reference interpreter\n"
     "  --seed S             seed for generated inputs (default 0; input i uses S+i)\n"
     "  --bench N            after a warm-up run, time N runs; prints to stderr\n"
@@ -50,15 +48,6 @@ constexpr const char* kHelpTail =
     "Before compiling, the graph pipeline (type inference, canonicalization,\n"
     "constant folding, simplification, CSE, DCE) runs on the function, for every\n"
     "backend; --check still compares with the interpreter on the graph as given.\n";
-
-// compile() owns the list of backends; the GPU backend joins there.
-void check_backend(const std::string& name) {
-  std::vector<std::string> known = available_backends();
-  if (std::find(known.begin(), known.end(), name) != known.end()) return;
-  std::string names;
-  for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
-  KILN_USER_ERROR("unknown backend '" << name << "'; known backends: " << names);
-}
 
 // Largest |a - b| over all elements (NaN where exactly one side is NaN counts
 // as infinite); shapes and dtypes must agree.
@@ -81,13 +70,6 @@ double max_abs_err(const Tensor& a, const Tensor& b) {
   return worst;
 }
 
-void check_device(const std::string& dev) {
-  if (dev == "cpu") return;
-  KILN_USER_CHECK(!(dev == "cuda" || dev.starts_with("cuda:")),
-                  "cuda device unavailable: Kiln was built without the CUDA backend");
-  KILN_USER_ERROR("unknown device '" << dev << "'; known devices: cpu, cuda");
-}
-
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
@@ -98,7 +80,7 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 int cmd_run(const Args& args) {
   ArgReader r("run", args);
   std::optional<std::string> file;
-  std::string fn, backend = default_backend(), device = "cpu";
+  std::string fn;
   std::vector<InputArg> inputs;
   std::vector<std::string> output_paths;
   bool check = false;
@@ -109,6 +91,7 @@ int cmd_run(const Args& args) {
   while (!r.done()) {
     if (r.help()) {
       std::fputs(kHelp, stdout);
+      std::fputs(device_flags_help().c_str(), stdout);
       std::fputs(autotune_flags_help().c_str(), stdout);
       std::fputs(pipeline_flags_help("(on stderr)").c_str(), stdout);
       std::fputs(kHelpTail, stdout);
@@ -120,10 +103,7 @@ int cmd_run(const Args& args) {
       inputs.push_back(split_input(*v));
     } else if (auto v = r.value({"output"})) {
       output_paths.push_back(*v);
-    } else if (auto v = r.value({"backend"})) {
-      backend = *v;
-    } else if (auto v = r.value({"device"})) {
-      device = *v;
+    } else if (read_device_flag(r, &options)) {
     } else if (read_pipeline_flag(r, &opt)) {
     } else if (read_autotune_flag(r, &options)) {
     } else if (r.flag("check")) {
@@ -142,8 +122,6 @@ int cmd_run(const Args& args) {
     }
   }
   KILN_USER_CHECK(file, "run: missing FILE (see 'kiln run --help')");
-  check_backend(backend);
-  check_device(device);
 
   auto start = std::chrono::steady_clock::now();
   Program program = load_program(*file);
@@ -156,7 +134,6 @@ int cmd_run(const Args& args) {
                   "run: " << output_paths.size() << " --output paths given, but @"
                           << bound.fn.name() << " returns " << num_outputs << " value(s)");
 
-  options.backend = backend;
   // Tuning measures at the sizes given here (symbolic dims included).
   options.example_shapes = shapes_of(bound.tensors);
   auto compile_start = std::chrono::steady_clock::now();
@@ -193,7 +170,8 @@ int cmd_run(const Args& args) {
     std::vector<Tensor> want = bound.fn.run_interpreter(bound.tensors);
     double worst = 0;
     for (size_t i = 0; i < outs.size(); ++i) worst = std::max(worst, max_abs_err(outs[i], want[i]));
-    std::fprintf(stderr, "check: %s vs interpreter: max_abs_err=%g\n", backend.c_str(), worst);
+    std::fprintf(stderr, "check: %s vs interpreter: max_abs_err=%g\n", compiled.backend().c_str(),
+                 worst);
   }
   if (bench > 0) {
     std::sort(times.begin(), times.end());

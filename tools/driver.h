@@ -26,6 +26,7 @@ int cmd_run(const Args& args);
 int cmd_dump(const Args& args);
 int cmd_show(const Args& args);
 int cmd_explain(const Args& args);
+int cmd_backends(const Args& args);
 
 // Reads one subcommand's arguments left to right. Options are `--name value` or
 // `--name=value`; anything not starting with '-' is positional.
@@ -56,6 +57,13 @@ bool read_pipeline_flag(ArgReader& r, OptimizeOptions* o);
 bool any_pipeline_flag(const OptimizeOptions& o);
 // The help lines for those flags; `where` says where their output goes.
 std::string pipeline_flags_help(const std::string& where);
+
+// --- device flags (run, explain, dump) ----------------------------------------------------
+
+// Consumes --device DEV (kiln::Device::parse) or --backend NAME into `o`;
+// false when the next argument is neither.
+bool read_device_flag(ArgReader& r, CompileOptions* o);
+std::string device_flags_help();
 
 // --- autotuning flags (run, explain, dump) -----------------------------------------------
 

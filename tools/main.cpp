@@ -28,6 +28,7 @@ constexpr Command kCommands[] = {
     {"run", "run a graph or script function on inputs", cmd_run, false},
     {"dump", "print one compilation stage (ast, graph)", cmd_dump, false},
     {"explain", "list the kernels of a compiled function and why they are so", cmd_explain, false},
+    {"backends", "list the backends and devices, and why one is unavailable", cmd_backends, false},
     {"help", "show help for kiln or for one command", cmd_help, false},
     {"show", "print the shape, dtype and values of a .npy file", cmd_show, true},
 };

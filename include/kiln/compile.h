@@ -28,9 +28,18 @@ class Graph;
 }  // namespace ir
 
 struct CompileOptions {
-  // "llvm" (native code; the default when Kiln is built with LLVM), "loop-eval"
-  // (runs the same loop IR through the loop-IR evaluator; the default without
-  // LLVM), or "interp" (the reference interpreter; nothing is lowered).
+  // The device the function's kernels run on: cpu (the default), sim:N (the
+  // simulated GPU: GPU-mapped kernels run by the loop-IR evaluator, for tests
+  // on machines without a GPU) or cuda:N. Code is generated for its target
+  // (the host CPU, or the GPU's description). Inputs may live on any device:
+  // the plan copies them where kernels read them, and outputs come back to
+  // the device of the first tensor input (the host when there is none).
+  Device device = Device::cpu();
+  // The backend that runs the kernels; empty: the first available one for
+  // `device` (see available_backends()): "llvm" (native code; the CPU's
+  // default when Kiln is built with LLVM), "loop-eval" (the same loop IR run
+  // by the loop-IR evaluator: the CPU's default without LLVM, and sim's),
+  // "interp" (the reference interpreter; nothing is lowered), "cuda".
   std::string backend;
   int opt_level = 3;       // 0..3, passed to the code generator
   int num_threads = 0;     // 0: the thread pool's size; 1: no parallel loops
@@ -70,9 +79,31 @@ struct CompileOptions {
   std::vector<std::vector<int64_t>> example_shapes;
 };
 
-// The backend names compile() accepts, and the default one.
-std::vector<std::string> available_backends();
-std::string default_backend();
+// A backend compile() knows: where it runs and whether this build can use it.
+struct BackendInfo {
+  std::string name;                  // "llvm", "loop-eval", "interp", "cuda"
+  std::string description;           // one line
+  std::vector<std::string> devices;  // the device kinds it runs on: "cpu", "sim", "cuda"
+  bool available = false;
+  std::string why_unavailable;  // "not built: ..." (empty when available)
+};
+// Every backend, available or not, in the order a device's default is picked.
+std::vector<BackendInfo> available_backends();
+// The backend compile() uses on `device` when CompileOptions::backend is
+// empty; empty when none is available there.
+std::string default_backend(Device device = Device::cpu());
+
+// A device kernels can run on, and whether this process can use it.
+struct DeviceInfo {
+  Device device;
+  std::string name;  // "sim (simulated GPU)", "NVIDIA H200"; empty when unavailable
+  bool available = false;
+  // What is missing: "the NVIDIA driver library libcuda.so.1 was not found (...)".
+  std::string why_unavailable;
+};
+// The host, every sim device and every CUDA device (cuda:0 when the driver
+// sees none, with the reason).
+std::vector<DeviceInfo> devices();
 
 // Stages CompiledFunction::dump() prints; the one table of stage names.
 struct DumpStageInfo {

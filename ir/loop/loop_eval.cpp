@@ -246,7 +246,12 @@ BoundBuffer bind_tensor(const BufferNode& b, const Tensor& t) {
   KILN_USER_CHECK(t.dtype() == b.dtype, "loop_eval: buffer '"
                                             << b.name << "' is " << dtype_name(b.dtype)
                                             << " but the tensor is " << dtype_name(t.dtype()));
-  KILN_USER_CHECK(t.device().is_cpu(), "loop_eval: buffer '" << b.name << "' is not on the CPU");
+  // The evaluator is the host's processor and, for GPU-mapped kernels, the
+  // sim device's (whose memory is host memory underneath); real GPU memory
+  // it cannot reach.
+  KILN_USER_CHECK(t.device().is_cpu() || t.device().kind == Device::Kind::Sim,
+                  "loop_eval: buffer '" << b.name << "' is on " << t.device().str()
+                                        << ", which the loop evaluator cannot reach");
   BoundBuffer bb;
   bb.data = static_cast<char*>(t.data_ptr());
   bb.dtype = t.dtype();

@@ -162,6 +162,39 @@ bool is_mapped(const Stmt& s) {
 
 }  // namespace
 
+GpuLaunchShape gpu_launch_shape(const Kernel& k) {
+  // Simplification removes loops of extent 0 (a kernel of a zero-size
+  // output), and a block or phase left empty with them: such a kernel has
+  // nothing to run in parallel and is launched as one thread.
+  if (!k.body.defined() || !is_mapped(k.body)) return {make_int(1), make_int(1)};
+  std::vector<const LetStmt*> lets;
+  const For* blocks = peel_lets(k.body, &lets).as<For>();
+  KILN_INTERNAL_CHECK(
+      blocks && blocks->for_kind == ForKind::GpuBlock,
+      "gpu_launch_shape: kernel " << k.name << " is not one block loop over thread loops");
+  std::vector<Stmt> phases = {blocks->body};
+  if (const Block* b = blocks->body.as<Block>()) phases = b->stmts;
+  const For* threads = nullptr;
+  for (const Stmt& p : phases) {
+    const For* f = p.as<For>();
+    if (!f) continue;
+    KILN_INTERNAL_CHECK(f->for_kind == ForKind::GpuThread, "gpu_launch_shape: kernel "
+                                                               << k.name << " has a "
+                                                               << for_kind_name(f->for_kind)
+                                                               << " loop in its block");
+    KILN_INTERNAL_CHECK(
+        !threads || equal(threads->extent, f->extent),
+        "gpu_launch_shape: kernel " << k.name << "'s thread loops differ in extent");
+    threads = f;
+  }
+  for (const LetStmt* l : lets) {
+    KILN_INTERNAL_CHECK(
+        !vars_of(blocks->extent).count(name_of(l->var)),
+        "gpu_launch_shape: kernel " << k.name << "'s grid depends on a let inside it");
+  }
+  return {blocks->extent, threads ? threads->extent : make_int(1)};
+}
+
 Kernel gpu_map(const Kernel& k, const GpuTarget& target) {
   Kernel out = k;
   if (!k.body.defined() || is_mapped(k.body)) return out;

@@ -223,4 +223,13 @@ loop::Kernel default_schedule(const loop::Kernel& k, ir::OpCategory category,
 // limit when lower. A kernel that already holds GPU loops is left alone.
 loop::Kernel gpu_map(const loop::Kernel& k, const GpuTarget& target);
 
+// How a kernel gpu_map made is launched: the extent of its block loop (the
+// grid) and of its thread loops (the block), as expressions of the kernel's
+// scalar parameters (x only; y and z are 1). InternalError for a kernel that
+// is not in that form.
+struct GpuLaunchShape {
+  loop::Expr grid, block;
+};
+GpuLaunchShape gpu_launch_shape(const loop::Kernel& k);
+
 }  // namespace kiln::passes

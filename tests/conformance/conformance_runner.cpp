@@ -1,21 +1,22 @@
 // Conformance runner: runs every case of the TorchScript conformance corpus
 // ($KILN_SHARED_DIR/conformance/corpus.json) through the script frontend and
 // a backend (the reference interpreter by default; `--backend llvm` or
-// `--backend loop-eval` compile each case with kiln::compile), and compares the outputs with PyTorch's under the
-// corpus rules (README "Tolerance classes" and "Runner contract").
+// `--backend loop-eval` compile each case with kiln::compile), and compares the outputs with
+// PyTorch's under the corpus rules (README "Tolerance classes" and "Runner contract").
 //
 // Each case is classified pass / mismatch (ran, wrong shape, dtype or values) /
 // error (accepted, failed at run time) / unsupported (rejected by the
 // frontend). Prints one line per case, a summary per category, and finally
 // "N passed, N failed"; exits 1 when any case did not pass.
 //
-// Usage: conformance_runner [-v] [--backend NAME] [ID_SUBSTRING...]
+// Usage: conformance_runner [-v] [--backend NAME] [--device DEV] [ID_SUBSTRING...]
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -118,7 +119,8 @@ struct Result {
   std::string message;
 };
 
-Result run_case(const Json& c, const std::string& root, const std::string& backend) {
+Result run_case(const Json& c, const std::string& root, const std::string& backend,
+                kiln::Device device) {
   std::string file = c.at("file").as_string();
   std::string source = read_text(root + "/" + file);
   std::vector<kiln::frontend::ArgBinding> bindings;
@@ -165,7 +167,14 @@ Result run_case(const Json& c, const std::string& root, const std::string& backe
     } else {
       kiln::CompileOptions o;
       o.backend = backend;
+      o.device = device;
       outs = kiln::compile(*graph, o)(inputs);
+      for (const Tensor& t : outs) {
+        // Host inputs in, host outputs out, whatever device ran the kernels.
+        if (t.defined() && !t.device().is_cpu()) {
+          return {"error", "an output came back on " + t.device().str() + ", not the host"};
+        }
+      }
     }
   } catch (const std::exception& e) {
     return {"error", e.what()};
@@ -192,6 +201,7 @@ Result run_case(const Json& c, const std::string& root, const std::string& backe
 int main(int argc, char** argv) {
   bool verbose = false;
   std::string backend = "interp";
+  kiln::Device device = kiln::Device::cpu();
   std::vector<std::string> filters;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -199,6 +209,13 @@ int main(int argc, char** argv) {
       verbose = true;
     } else if (a == "--backend" && i + 1 < argc) {
       backend = argv[++i];
+    } else if (a == "--device" && i + 1 < argc) {
+      std::optional<kiln::Device> d = kiln::Device::parse(argv[++i]);
+      if (!d) {
+        std::cerr << "conformance: unknown device '" << argv[i] << "'\n";
+        return 2;
+      }
+      device = *d;
     } else {
       filters.push_back(a);
     }
@@ -229,7 +246,7 @@ int main(int argc, char** argv) {
     if (!by_category.count(cat)) order.push_back(cat);
     Result r;
     try {
-      r = run_case(c, root, backend);
+      r = run_case(c, root, backend, device);
     } catch (const std::exception& e) {
       r = {"error", e.what()};
     }

@@ -29,12 +29,25 @@ std::vector<std::vector<std::string>> group_ops(const ir::Graph& g, bool fuse = 
 
 using Groups = std::vector<std::vector<std::string>>;
 
+// Every available compiled backend on the host, and the sim device.
+std::vector<CompileOptions> compiled_configurations() {
+  std::vector<CompileOptions> out;
+  for (const BackendInfo& b : available_backends()) {
+    if (b.name == "interp" || !b.available) continue;
+    for (const std::string& d : b.devices) {
+      if (d != "cpu" && d != "sim") continue;
+      CompileOptions o;
+      o.backend = b.name;
+      o.device = *Device::parse(d);
+      out.push_back(o);
+    }
+  }
+  return out;
+}
+
 void expect_compiled_matches(const ir::Graph& g, const std::vector<Tensor>& in, double tol = 5e-4) {
-  for (const std::string& backend : available_backends()) {
-    if (backend == "interp") continue;
-    SCOPED_TRACE("backend " + backend);
-    CompileOptions o;
-    o.backend = backend;
+  for (const CompileOptions& o : compiled_configurations()) {
+    SCOPED_TRACE("backend " + o.backend + " on " + o.device.str());
     CompiledFunction f = compile(g, o);
     std::vector<Tensor> want = ir::interpret(g, in);
     std::vector<Tensor> got = f(in);
@@ -96,8 +109,8 @@ TEST(Fusion, NoCycleThroughAContraction) {
   auto groups = passes::group_kernels(*g);
   EXPECT_NE(groups[2].reason.find("cycle"), std::string::npos) << groups[2].reason;
   EXPECT_NE(groups[1].reason.find("starts its own kernel"), std::string::npos);
-  expect_compiled_matches(*g, {random_tensor({5, 7}, DType::F32, 3),
-                               random_tensor({7, 1}, DType::F32, 4)});
+  expect_compiled_matches(
+      *g, {random_tensor({5, 7}, DType::F32, 3), random_tensor({7, 1}, DType::F32, 4)});
 }
 
 TEST(Fusion, KernelOrderFollowsDependencesNotCreation) {
@@ -113,9 +126,9 @@ TEST(Fusion, KernelOrderFollowsDependencesNotCreation) {
   ir::Value* n = g->apply1("add", {a, r});
   g->set_outputs({n});
   EXPECT_EQ(group_ops(*g), (Groups{{"matmul"}, {"exp", "add"}}));
-  expect_compiled_matches(*g, {random_tensor({4, 3}, DType::F32, 1),
-                               random_tensor({4, 2}, DType::F32, 2),
-                               random_tensor({2, 1}, DType::F32, 5)});
+  expect_compiled_matches(
+      *g, {random_tensor({4, 3}, DType::F32, 1), random_tensor({4, 2}, DType::F32, 2),
+           random_tensor({2, 1}, DType::F32, 5)});
 }
 
 TEST(Fusion, SiblingProducersMergeIntoTheirConsumer) {
@@ -160,10 +173,11 @@ TEST(Fusion, EpiloguesFuseIntoContractions) {
   ASSERT_EQ(plans.size(), 1u);
   EXPECT_EQ(plans[0].buffers.size(), 4u);  // x, w, b and the relu's output: no matmul buffer
   for (int64_t n : {1, 7, 33}) {
-    expect_compiled_matches(*g,
-                            {random_tensor({n, 4}, DType::F32, 1),
-                             random_tensor({4, 6}, DType::F32, 2), random_tensor({6}, DType::F32, 3)},
-                            1e-4);
+    expect_compiled_matches(
+        *g,
+        {random_tensor({n, 4}, DType::F32, 1), random_tensor({4, 6}, DType::F32, 2),
+         random_tensor({6}, DType::F32, 3)},
+        1e-4);
   }
 }
 
@@ -178,10 +192,11 @@ TEST(Fusion, EpilogueStoresTheRootValueWhenItIsReturnedToo) {
   ir::Value* h = g->apply1("cast", {d}, {{"dtype", DType::F16}});
   g->set_outputs({c, h});
   EXPECT_EQ(group_ops(*g), (Groups{{"matmul", "mul", "add", "cast"}}));
-  expect_compiled_matches(*g, {random_tensor({5, 3}, DType::F32, 1),
-                               random_tensor({3, 4}, DType::F32, 2),
-                               random_tensor({1, 4}, DType::F32, 3)},
-                          2e-3);
+  expect_compiled_matches(
+      *g,
+      {random_tensor({5, 3}, DType::F32, 1), random_tensor({3, 4}, DType::F32, 2),
+       random_tensor({1, 4}, DType::F32, 3)},
+      2e-3);
 }
 
 TEST(Fusion, ComputingProducersStayOutOfContractions) {
@@ -290,7 +305,8 @@ TEST(Fusion, MeanAndVarAndRmsNormAreOneKernelEach) {
   ir::Value* w = g->add_input("w", ir::Type::tensor(DType::F32, {17}));
   ir::Value* mean = g->apply1("mean", {x}, {{"dim", Ints{-1}}});
   ir::Value* var = g->apply1("var", {x}, {{"dim", Ints{-1}}});
-  ir::Value* ms = g->apply1("mean", {g->apply1("mul", {x, x})}, {{"dim", Ints{-1}}, {"keepdim", true}});
+  ir::Value* ms =
+      g->apply1("mean", {g->apply1("mul", {x, x})}, {{"dim", Ints{-1}}, {"keepdim", true}});
   ir::Value* inv = g->apply1("rsqrt", {g->apply1("add", {ms, g->constant(1e-6)})});
   ir::Value* rms = g->apply1("mul", {g->apply1("mul", {x, inv}), w});
   g->set_outputs({mean, var, rms});
@@ -332,10 +348,8 @@ TEST(Fusion, ConvBatchNormReluIsOneKernelThenThePool) {
   ir::Value* x = g->add_input("x", ir::Type::tensor(DType::F32, {2, 3, 8, 8}));
   ir::Value* w = g->add_input("w", ir::Type::tensor(DType::F32, {4, 3, 3, 3}));
   ir::Value* p = g->add_input("p", ir::Type::tensor(DType::F32, {4}));
-  ir::Value* y =
-      g->apply1("conv2d", {x, w, g->constant(ir::NoneAttr{})}, {{"padding", Ints{1}}});
-  y = g->apply1("batch_norm", {y, p, g->apply1("abs", {p}), p, p},
-                {{"eps", 1e-5}});
+  ir::Value* y = g->apply1("conv2d", {x, w, g->constant(ir::NoneAttr{})}, {{"padding", Ints{1}}});
+  y = g->apply1("batch_norm", {y, p, g->apply1("abs", {p}), p, p}, {{"eps", 1e-5}});
   y = g->apply1("relu", {y});
   y = g->apply1("max_pool2d", {y}, {{"kernel_size", Ints{2}}});
   g->set_outputs({y});
@@ -345,10 +359,11 @@ TEST(Fusion, ConvBatchNormReluIsOneKernelThenThePool) {
   ASSERT_EQ(gs.size(), 2u);
   EXPECT_EQ(gs[0], (std::vector<std::string>{"conv2d", "batch_norm", "relu"}));
   EXPECT_EQ(gs[1], (std::vector<std::string>{"max_pool2d"}));
-  expect_compiled_matches(*g, {random_tensor({2, 3, 8, 8}, DType::F32, 1),
-                               random_tensor({4, 3, 3, 3}, DType::F32, 2),
-                               random_tensor({4}, DType::F32, 3)},
-                          1e-4);
+  expect_compiled_matches(
+      *g,
+      {random_tensor({2, 3, 8, 8}, DType::F32, 1), random_tensor({4, 3, 3, 3}, DType::F32, 2),
+       random_tensor({4}, DType::F32, 3)},
+      1e-4);
 }
 
 }  // namespace

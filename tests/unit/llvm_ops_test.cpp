@@ -5,9 +5,12 @@
 // int/bool/layout, f32 elementwise 1e-5 rel, transcendental 5e-4 rel / 5e-5
 // abs, reductions/contractions 1e-3 rel; 16-bit floats a few ulps.
 //
-// Runs for the "llvm" backend (skipped when Kiln is built without LLVM) and
-// for "loop-eval" (same lowering and schedule, evaluated), so a failure that
-// shows up only under llvm is a code generation bug. Failures are collected
+// Runs for the "llvm" backend (skipped when Kiln is built without LLVM), for
+// "loop-eval" (same lowering and schedule, evaluated), so a failure that
+// shows up only under llvm is a code generation bug, and on the "sim" device
+// (GPU target: GPU candidates, GPU-mapped kernels run by the evaluator on the
+// simulated GPU, the inputs copied there from the host by the plan and the
+// outputs copied back). Failures are collected
 // per op and printed with op, dtype, run and the scheduled loop IR.
 #include <gtest/gtest.h>
 
@@ -67,14 +70,16 @@ struct Run {
 
 class Checker {
  public:
-  explicit Checker(std::string backend) : backend_(std::move(backend)) {}
+  // "llvm", "loop-eval" (on the host) or "sim" (loop-eval on sim:0).
+  explicit Checker(std::string config) : backend_(std::move(config)) {}
 
   // Compiles `g` once and runs it on every feed against the interpreter.
   void check(const ir::OpDef& op, const std::string& label, const ir::Graph& g,
              const std::vector<Run>& runs) {
     ++graphs_;
     CompileOptions o;
-    o.backend = backend_;
+    o.backend = backend_ == "sim" ? "loop-eval" : backend_;
+    if (backend_ == "sim") o.device = Device::sim(0);
     CompiledFunction f;
     try {
       f = compile(g, o);
@@ -99,6 +104,12 @@ class Checker {
       }
       if (got.size() != want.size()) {
         fail(op, label + " " + r.what + ": output count", g, &f);
+        continue;
+      }
+      bool on_host = true;
+      for (const Tensor& t : got) on_host = on_host && (!t.defined() || t.device().is_cpu());
+      if (!on_host) {
+        fail(op, label + " " + r.what + ": an output did not come back to the host", g, &f);
         continue;
       }
       for (size_t i = 0; i < got.size(); ++i) {
@@ -473,10 +484,12 @@ TEST_P(LlvmOps, EveryOpEveryDtypeMatchesTheInterpreter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, LlvmOps,
-                         ::testing::Combine(::testing::Values("llvm", "loop-eval"),
+                         ::testing::Combine(::testing::Values("llvm", "loop-eval", "sim"),
                                             ::testing::Range(0, kShards)),
                          [](const auto& info) {
-                           std::string b = std::get<0>(info.param) == "llvm" ? "llvm" : "loop_eval";
+                           std::string b = std::get<0>(info.param) == "loop-eval"
+                                               ? "loop_eval"
+                                               : std::get<0>(info.param);
                            return b + "_shard" + std::to_string(std::get<1>(info.param));
                          });
 

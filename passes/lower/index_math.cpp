@@ -53,6 +53,28 @@ std::string LowerContext::fresh(const std::string& prefix) {
   return prefix + std::to_string(n);
 }
 
+loop::Buf LowerContext::scratch_buf(const std::string& prefix, DType dtype) {
+  // Never a buffer parameter's name: a graph value without a name of its own
+  // is buffer "v1", and scratch named "v1" would shadow it.
+  for (;;) {
+    std::string name = fresh(prefix);
+    if (!taken(name)) {
+      scratch_names_.insert(name);
+      return loop::make_buf(name, dtype);
+    }
+  }
+}
+
+bool LowerContext::taken(const std::string& name) const {
+  for (const BufferParam& b : buffers_) {
+    if (b.buf->name == name) return true;
+  }
+  for (const ScalarParam& s : scalars_) {
+    if (s.var.as<Var>()->name == name) return true;
+  }
+  return false;
+}
+
 Expr LowerContext::dim(const ir::Dim& d) {
   if (d.is_static()) return make_int(d.value);
   for (const ScalarParam& s : scalars_) {
@@ -74,19 +96,11 @@ std::vector<Expr> LowerContext::dims(const ir::Dims& d) {
 
 std::string LowerContext::unique_buffer_name(const std::string& base) {
   std::string name = base.empty() ? "buf" : base;
-  auto taken = [&](const std::string& n) {
-    for (const BufferParam& b : buffers_) {
-      if (b.buf->name == n) return true;
-    }
-    for (const ScalarParam& s : scalars_) {
-      if (s.var.as<Var>()->name == n) return true;
-    }
-    return false;
-  };
-  if (!taken(name)) return name;
+  auto used = [&](const std::string& n) { return taken(n) || scratch_names_.count(n) > 0; };
+  if (!used(name)) return name;
   for (int i = 1;; ++i) {
     std::string n = name + "_" + std::to_string(i);
-    if (!taken(n)) return n;
+    if (!used(n)) return n;
   }
 }
 
@@ -209,7 +223,7 @@ Stmt Scratch::store(const Expr& v) const {
 }
 
 Scratch make_scratch(LowerContext& ctx, const std::string& prefix, DType dtype) {
-  return Scratch{make_buf(ctx.fresh(prefix), dtype)};
+  return Scratch{ctx.scratch_buf(prefix, dtype)};
 }
 
 Stmt allocate(const std::vector<Scratch>& scratch, Stmt body) {

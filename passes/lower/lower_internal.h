@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,9 @@ class LowerContext {
   const LowerOptions& options() const { return options_; }
 
   std::string fresh(const std::string& prefix);  // "i0", "i1", "acc0", ...
+  // A scratch buffer named fresh(prefix), skipping names a buffer or scalar
+  // parameter has (parameters added later avoid the scratch names too).
+  Buf scratch_buf(const std::string& prefix, DType dtype);
   Expr loop_var(const std::string& prefix = "i") {
     return loop::Var::make(loop::i64_t(), fresh(prefix));
   }
@@ -71,8 +75,11 @@ class LowerContext {
 
  private:
   std::string unique_buffer_name(const std::string& base);
+  // Whether a buffer or scalar parameter has this name.
+  bool taken(const std::string& name) const;
   const LowerOptions& options_;
   std::map<std::string, int> counters_;
+  std::set<std::string> scratch_names_;  // handed out by scratch_buf()
   std::vector<BufferParam> buffers_;
   std::vector<ScalarParam> scalars_;
 };

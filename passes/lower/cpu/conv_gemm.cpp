@@ -145,7 +145,7 @@ Stmt lower_im2col(NodeLowering& n, const std::vector<OutBuf>& outs) {
   const ConvGeometry& g = c.g;
   const CpuTarget& target = n.ctx.options().target.cpu;
   const int64_t K = g.cin_g * g.kh * g.kw;
-  Buf col = make_buf(n.ctx.fresh("col"), c.acc);
+  Buf col = n.ctx.scratch_buf("col", c.acc);
   Expr P = simplify(c.OH * c.OW);
   Expr nn = n.ctx.loop_var("n");
   GemmSpec s = conv_gemm_spec(c);

@@ -90,7 +90,7 @@ Stmt pack_input(const Operand& xo, LowerContext& ctx, const Buf& xp) {
 // `inner` on a packed NCHW copy of the input.
 Stmt repacked(const RootFn& inner, NodeLowering& n, const std::vector<OutBuf>& outs) {
   const Operand& xo = n.in(0);
-  Buf xp = make_buf(n.ctx.fresh("x_nchw"), xo.dtype);
+  Buf xp = n.ctx.scratch_buf("x_nchw", xo.dtype);
   const std::vector<Expr> dims = xo.dims;
   NodeLowering packed{n.node, n.inputs, n.ctx};
   packed.inputs[0] = tensor_operand(

@@ -15,7 +15,7 @@ using namespace kiln::loop;  // NOLINT
 RegisterTile::RegisterTile(LowerContext& ctx, int rows, int vectors, int lanes, DType acc)
     : ctx_(ctx), rows_(rows), vectors_(vectors), lanes_(lanes), acc_(acc) {
   KILN_INTERNAL_CHECK(rows >= 1 && vectors >= 1 && lanes >= 1, "empty register tile");
-  buf_ = make_buf(ctx.fresh("tile"), acc);
+  buf_ = ctx.scratch_buf("tile", acc);
 }
 
 Expr RegisterTile::index(int row, int vec, const Expr& l) const {

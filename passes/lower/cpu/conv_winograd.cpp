@@ -270,7 +270,7 @@ Stmt WinogradLowering::oc_block(const Buf& v, const Expr& nn, const Expr& ty0, c
   const int64_t tb = p_.tiles();
   const int vectors = int(p_.tile_rows * p_.row_vectors);
   Expr oc0 = simplify(ob * make_int(p_.rows));
-  Buf m = make_buf(ctx_.fresh("m"), c_.acc);  // M[xi][r][tile]
+  Buf m = ctx_.scratch_buf("m", c_.acc);  // M[xi][r][tile]
   RegisterTile tile(ctx_, rows, vectors, L, c_.acc);
   // The 16 GEMMs, a chunk of input channels at a time: a chunk's U (16
   // values per channel pair, the 16 passes' broadcasts) stays in L1; the
@@ -343,7 +343,7 @@ Stmt WinogradLowering::oc_block(const Buf& v, const Expr& nn, const Expr& ty0, c
 
 Stmt WinogradLowering::run() {
   const bool at_compile_time = constant_filter();
-  if (!at_compile_time) u_ = make_buf(ctx_.fresh("winograd_u"), c_.acc);
+  if (!at_compile_time) u_ = ctx_.scratch_buf("winograd_u", c_.acc);
   const int64_t row_blocks = (p_.th + p_.tile_rows - 1) / p_.tile_rows;
   const int64_t oc_blocks = (g_.cout + p_.rows - 1) / p_.rows;
   // Enough tasks for every core; each split of the channel blocks redoes
@@ -356,7 +356,7 @@ Stmt WinogradLowering::run() {
   const int64_t per_split = (oc_blocks + splits - 1) / splits;
   Expr t = ctx_.loop_var("t"), nn = ctx_.loop_var("n"), rb = ctx_.loop_var("rb");
   Expr sp = ctx_.loop_var("sp"), ob = ctx_.loop_var("ob");
-  Buf v = make_buf(ctx_.fresh("v"), c_.acc);
+  Buf v = ctx_.scratch_buf("v", c_.acc);
   Expr ty0 = simplify(rb * make_int(p_.tile_rows));
   // Channel blocks of this split; the last block may be partial.
   Stmt full = oc_block(v, nn, ty0, ob, p_.rows);

@@ -188,7 +188,7 @@ GemmSpec fold_batch_into_m(const GemmSpec& spec) {
 
 MicroTile::MicroTile(LowerContext& ctx, int mr, int nv, int lanes, DType acc, bool fma)
     : ctx_(ctx), mr_(mr), nv_(nv), lanes_(lanes), acc_(acc), fma_(fma) {
-  buf_ = make_buf(ctx.fresh("acc"), acc);
+  buf_ = ctx.scratch_buf("acc", acc);
 }
 
 Expr MicroTile::slot(const Expr& i, const Expr& j) const {
@@ -354,7 +354,7 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
   // shared by the whole batch (a convolution's weights) is packed once.
   const bool a_once = !spec.batch.empty() && spec.a_batch_invariant;
   const Index a_batch = a_once ? Index(spec.batch.size(), make_int(0)) : bidx;
-  Buf ap = make_buf(ctx.fresh("Ap"), acc), bp = make_buf(ctx.fresh("Bp"), acc);
+  Buf ap = ctx.scratch_buf("Ap", acc), bp = ctx.scratch_buf("Bp", acc);
   Expr mp = ceil_div(M, MR), np = ceil_div(N, NR);
   Expr p = Var::make(i64_t(), ctx.fresh("panel"));
   Expr q = Var::make(i64_t(), ctx.fresh("q"));
@@ -396,9 +396,9 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
   Expr jr = ctx.loop_var("jr"), ir = ctx.loop_var("ir");
   Expr m0 = Var::make(i64_t(), ctx.fresh("m0")), n0 = Var::make(i64_t(), ctx.fresh("n0"));
   Expr a0 = Var::make(i64_t(), ctx.fresh("a0")), b0 = Var::make(i64_t(), ctx.fresh("b0"));
-  Buf cs = make_buf(ctx.fresh("Cs"), acc);  // partial sums of the tile over K blocks
+  Buf cs = ctx.scratch_buf("Cs", acc);  // partial sums of the tile over K blocks
   // With A read in place, each task packs its own column block of B (below).
-  Buf bt = make_buf(ctx.fresh("Bt"), acc);
+  Buf bt = ctx.scratch_buf("Bt", acc);
   const Buf& bsrc = direct_a ? bt : bp;
 
   MicroTile tile(ctx, blk.mr, blk.nv, blk.lanes, acc, target.fma);

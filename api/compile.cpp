@@ -82,29 +82,31 @@ const CompiledFunction::Impl& checked(const std::shared_ptr<const CompiledFuncti
   return *p;
 }
 
-passes::LowerOptions lower_options(const CompileOptions& o) {
+passes::LowerOptions lower_options(const passes::Target& target) {
   passes::LowerOptions lo;
-  lo.target = api::target_for(o);
+  lo.target = target;
   return lo;
 }
 
 // Kernel groups (fusion) with the algorithm of each contraction chosen.
-std::vector<passes::KernelGroup> fusion_groups(const ir::Graph& g, const CompileOptions& o) {
+std::vector<passes::KernelGroup> fusion_groups(const ir::Graph& g, const CompileOptions& o,
+                                               const passes::Target& target) {
   passes::FusionOptions fo;
   fo.fuse = o.fuse;
   std::vector<passes::KernelGroup> groups = passes::group_kernels(g, fo);
-  passes::choose_algorithms(groups, api::target_for(o));
+  passes::choose_algorithms(groups, target);
   return groups;
 }
 
 std::vector<loop::Kernel> lower_fused(const ir::Graph& g, const CompileOptions& o,
+                                      const passes::Target& target,
                                       std::vector<passes::KernelPlan>* plans) {
-  return passes::lower_groups(g, fusion_groups(g, o), lower_options(o), plans);
+  return passes::lower_groups(g, fusion_groups(g, o, target), lower_options(target), plans);
 }
 
 // The groups of a compiled function (computed on demand for "interp").
 std::vector<passes::KernelGroup> groups_of(const CompiledFunction::Impl& impl) {
-  return impl.exec ? impl.groups : fusion_groups(*impl.graph, impl.options);
+  return impl.exec ? impl.groups : fusion_groups(*impl.graph, impl.options, impl.target);
 }
 
 std::string score_text(double score) {
@@ -143,7 +145,7 @@ std::string explain_text(const CompiledFunction::Impl& impl, bool with_nodes) {
   std::vector<passes::KernelGroup> groups = groups_of(impl);
   std::vector<passes::KernelPlan> plans;
   std::vector<loop::Kernel> ks =
-      passes::lower_groups(*impl.graph, groups, lower_options(impl.options), &plans);
+      passes::lower_groups(*impl.graph, groups, lower_options(impl.target), &plans);
   ir::ValueNames names(*impl.graph);
   std::string s = "kernels: " + std::to_string(ks.size()) + "\n";
   for (size_t k = 0; k < ks.size(); ++k) {
@@ -175,13 +177,13 @@ std::string explain_text(const CompiledFunction::Impl& impl, bool with_nodes) {
 // simplified. `print` is where --print-after-all and friends go.
 std::vector<loop::Kernel> schedule_kernels(const std::vector<loop::Kernel>& lowered,
                                            const std::vector<passes::KernelPlan>& plans,
-                                           const CompileOptions& o,
+                                           const CompileOptions& o, const passes::Target& target,
                                            const passes::PipelineOptions& print = {}) {
   passes::LoopProgram program;
   program.kernels = lowered;
   for (const passes::KernelPlan& p : plans) program.categories.push_back(p.category);
   passes::LoopPipelineOptions lo;
-  lo.target = api::target_for(o);
+  lo.target = target;
   lo.schedule = o.schedule;
   // The pool cannot be resized per function; one thread means "no parallel loops".
   lo.parallel = o.num_threads != 1;
@@ -239,7 +241,7 @@ std::shared_ptr<CompiledFunction::Impl> build(const ir::Graph& source,
   //    algorithm (heuristic, then measured when autotuning), and lower each
   //    group (constants fold into their users).
   std::vector<passes::KernelPlan> plans;
-  impl->groups = fusion_groups(*g, options);
+  impl->groups = fusion_groups(*g, options, impl->target);
   if (!forced_algorithm.empty()) {
     force_algorithm(impl->groups, forced_algorithm);
   } else if (options.autotune && impl->target.is_cpu()) {
@@ -248,9 +250,9 @@ std::shared_ptr<CompiledFunction::Impl> build(const ir::Graph& source,
   } else if (options.autotune) {
     keep_heuristic(impl->groups, "not tuned: autotuning measures CPU kernels only");
   }
-  impl->lowered = passes::lower_groups(*g, impl->groups, lower_options(options), &plans);
+  impl->lowered = passes::lower_groups(*g, impl->groups, lower_options(impl->target), &plans);
   // 3. Schedule and simplify.
-  impl->scheduled = schedule_kernels(impl->lowered, plans, options, print);
+  impl->scheduled = schedule_kernels(impl->lowered, plans, options, impl->target, print);
   // 4. Code generation (or evaluator launchers), by the backend.
   compile_detail::KernelEntries entries = backend.compile(*impl);
   // 5. The launch list and buffer plan.
@@ -397,7 +399,7 @@ std::string CompiledFunction::dump(const std::string& stage) const {
   // The interpreter backend lowers nothing at compile time; lower on demand.
   auto lowered = [&](std::vector<passes::KernelPlan>* plans) {
     if (impl.exec) return impl.lowered;
-    return lower_fused(*impl.graph, impl.options, plans);
+    return lower_fused(*impl.graph, impl.options, impl.target, plans);
   };
   if (stage == "kernels") return explain_text(impl, /*with_nodes=*/true);
   if (stage == "loops") return passes::kernels_text(lowered(nullptr));
@@ -412,7 +414,7 @@ std::string CompiledFunction::dump(const std::string& stage) const {
   if (!impl.exec) {
     std::vector<passes::KernelPlan> plans;
     std::vector<loop::Kernel> ks = lowered(&plans);
-    scheduled = schedule_kernels(ks, plans, impl.options);
+    scheduled = schedule_kernels(ks, plans, impl.options, impl.target);
   }
   if (stage == "loops-scheduled") return passes::kernels_text(scheduled);
   // A backend's stage: generated on demand by that backend, for any function

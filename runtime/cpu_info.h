@@ -1,8 +1,8 @@
 // What the host CPU offers code generators: vector extensions (from cpuid via
 // the compiler's __builtin_cpu_supports), cache sizes (from sysfs, with
 // typical values where the kernel does not say) and the core count. Read once;
-// thread-safe. Knows nothing of Kiln's compiler: passes/target.h turns it
-// into the scheduling target.
+// thread-safe. Knows nothing of Kiln's compiler: api/target.cpp turns it
+// into the compile target (passes/target.h).
 #pragma once
 
 #include <cstdint>

@@ -26,7 +26,7 @@ constexpr Command kCommands[] = {
     {"ops", "list the registered ops, or show one op's signature and doc", cmd_ops, false},
     {"check", "parse and verify a .kir graph and print it", cmd_check, false},
     {"run", "run a graph or script function on inputs", cmd_run, false},
-    {"dump", "print one compilation stage (ast, graph)", cmd_dump, false},
+    {"dump", "print one compilation stage (ast, graph, loops, llvm, plan, ...)", cmd_dump, false},
     {"explain", "list the kernels of a compiled function and why they are so", cmd_explain, false},
     {"backends", "list the backends and devices, and why one is unavailable", cmd_backends, false},
     {"help", "show help for kiln or for one command", cmd_help, false},
@@ -43,7 +43,7 @@ void print_usage(std::FILE* out) {
                "commands:\n",
                version());
   for (const Command& c : kCommands) {
-    if (!c.hidden) std::fprintf(out, "  %-7s %s\n", c.name, c.summary);
+    if (!c.hidden) std::fprintf(out, "  %-8s %s\n", c.name, c.summary);
   }
   std::fprintf(out,
                "\n"

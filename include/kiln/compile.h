@@ -119,7 +119,8 @@ struct CallStats {
   int64_t allocated_buffers = 0;
   int64_t allocated_bytes = 0;  // outputs + intermediates after buffer reuse
   // The most bytes of intermediates (values kernels pass to later kernels)
-  // alive at once; what fusion saves shows here.
+  // alive at once; what fusion saves shows here. On a device the copies of
+  // the inputs there count too: they are memory the plan allocates.
   int64_t peak_intermediate_bytes = 0;
   // Copies between devices (inputs in, data between kernels on different
   // devices, outputs back to the first input's device) and their bytes.

@@ -1,6 +1,8 @@
 // The public face of the contraction algorithms registered in the lowering
 // table (see passes/algorithms.h); the algorithms themselves live with their
-// op's lowering (lower_contraction.cpp and the files it names).
+// op's lowering (lower_matmul.cpp, lower_conv.cpp) and, for the ones a target
+// kind's generator offers, under passes/lower/cpu/ (gemm_candidates.cpp,
+// conv_candidates.cpp).
 #include "passes/algorithms.h"
 
 #include "kiln/error.h"

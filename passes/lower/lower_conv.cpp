@@ -1,10 +1,11 @@
 // conv2d's lowerings: the candidates (registered here, in the order the
 // heuristic breaks ties by), what they share (ConvGeometry, ConvOperands,
-// predicated loads), and "naive", the plain loop nest every other candidate
-// is tested against. Each candidate lives in its own file (conv_direct.cpp,
-// conv_depthwise.cpp, conv_winograd.cpp, conv_gemm.cpp), how they read the
-// input's layout in conv_input.cpp; docs/conv.md shows their nests and when
-// the heuristic picks each.
+// predicated loads), and "naive", the plain loop nest every target has and
+// every other candidate is tested against. The CPU's candidates live under
+// passes/lower/cpu/, one file each (conv_direct.cpp, conv_depthwise.cpp,
+// conv_winograd.cpp, conv_gemm.cpp; how they read the input's layout in
+// conv_input.cpp, their list in conv_candidates.cpp); docs/conv.md shows
+// their nests and when the heuristic picks each.
 #include <algorithm>
 #include <sstream>
 

@@ -4,6 +4,11 @@
 #   %kiln -> the kiln driver   %s -> this file   %S -> its folder
 #   %t    -> a scratch path    FileCheck -> LLVM 19's FileCheck
 #   %not  -> inverts an exit status (`%not %kiln run bad.kiln` must fail)
+# A `REQUIRES-PATH: PATH` line (same substitutions, then expanded by bash, so
+# `${KILN_SHARED_DIR:-%S/../../../shared}/conformance` works) skips the test
+# when PATH does not exist: it prints "SKIPPED: ..." and exits 77, which
+# ctest reports as skipped (SKIP_RETURN_CODE in tests/CMakeLists.txt). Use it
+# for inputs outside the clone, such as the conformance corpus in ../shared.
 # Usage: run-lit.sh FILE KILN FILECHECK TMPDIR
 set -uo pipefail
 file=$1 kiln=$2 filecheck=$3 tmp=$4
@@ -22,16 +27,33 @@ if [[ $rc -ge 2 ]]; then echo "not: command exited $rc (internal error or crash)
 exit 0
 NOT
 chmod +x "$notfn"
-status=0
-n=0
-while IFS= read -r line; do
-  cmd=${line#*RUN:}
+subst() {
+  local cmd=$1
   cmd=${cmd//%kiln/$kiln}
   cmd=${cmd//%not/$notfn}
   cmd=${cmd//%s/$file}
   cmd=${cmd//%S/$dir}
   cmd=${cmd//%t/$scratch/t}
   cmd=${cmd//FileCheck/$filecheck}
+  printf '%s' "$cmd"
+}
+while IFS= read -r line; do
+  path=$(subst "${line#*REQUIRES-PATH:}")
+  path=${path#"${path%%[![:space:]]*}"}  # trim leading and trailing blanks
+  path=${path%"${path##*[![:space:]]}"}
+  if ! path=$(bash -uc "printf '%s' \"$path\""); then  # expands ${VAR:-default}
+    echo "bad REQUIRES-PATH line in $file: $line" >&2
+    exit 1
+  fi
+  if [[ ! -e "$path" ]]; then
+    echo "SKIPPED: required path $path does not exist"
+    exit 77
+  fi
+done < <(grep -E '(#|//) *REQUIRES-PATH:' "$file")
+status=0
+n=0
+while IFS= read -r line; do
+  cmd=$(subst "${line#*RUN:}")
   n=$((n + 1))
   echo "RUN[$n]: $cmd"
   if ! (cd "$scratch" && bash -o pipefail -c "$cmd"); then

@@ -13,6 +13,7 @@
 #include "ir/loop/visitor.h"
 #include "kiln/error.h"
 #include "tests/unit/compiled_programs_util.h"
+#include "tests/unit/conformance_corpus.h"
 // The conformance runner's JSON reader, compiled into this test (see
 // compiled_programs_util.h).
 #include "tests/conformance/json.cpp"
@@ -86,12 +87,10 @@ TEST(LoopVerifierCorpus, ExampleKernelsVerify) {
 }
 
 TEST(LoopVerifierCorpus, ConformanceKernelsVerify) {
+  KILN_SKIP_WITHOUT_CORPUS();
   Programs all;
   programs_detail::add_corpus(all);
-  if (!all.corpus_found) {
-    GTEST_SKIP() << "no conformance corpus at " << shared_dir()
-                 << "/conformance (set KILN_SHARED_DIR)";
-  }
+  ASSERT_TRUE(all.corpus_found) << "no corpus.json in " << conformance_dir();
   Tally t = verify_programs(all.programs);
   std::cout << "verified " << t.kernels << " kernels of " << t.functions
             << " compiled functions of " << all.programs.size() << " corpus cases ("

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "conformance_corpus.h"
 #include "op_test_util.h"
 
 namespace kiln::test {
@@ -357,13 +358,9 @@ TEST(Linear, Errors) {
 
 // --- the conformance corpus's single-op cases ----------------------------------------
 
-std::filesystem::path corpus_dir() {
-  const char* env = std::getenv("KILN_SHARED_DIR");
-  std::filesystem::path shared = env ? env : KILN_SOURCE_DIR "/../shared";
-  return shared / "conformance" / "cases";
-}
+std::filesystem::path corpus_dir() { return conformance_dir() / "cases"; }
 
-// Reads input/output npy files of corpus case `id`; skips when the corpus is absent.
+// Reads input/output npy files of corpus case `id` (a test first skips when there is no corpus).
 Tensor corpus(const std::string& id, const std::string& file) {
   return read_npy((corpus_dir() / id / (file + ".npy")).string());
 }
@@ -377,7 +374,7 @@ void expect_close(const Tensor& got, const Tensor& want, double rtol, double ato
 }
 
 TEST(MatmulCorpus, SingleOpCases) {
-  if (!std::filesystem::exists(corpus_dir())) GTEST_SKIP() << "no conformance corpus";
+  KILN_SKIP_WITHOUT_CORPUS();
   const double rt = 1e-3, at = 1e-4;  // the corpus's f32_accumulate class
   {
     std::string id = "mm_vector_ranks";

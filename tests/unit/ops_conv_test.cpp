@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "conformance_corpus.h"
 #include "op_test_util.h"
 
 namespace kiln::test {
@@ -543,11 +544,7 @@ TEST(Pool2d, InferKeepsBatchAndChannels) {
 
 // --- the conformance corpus's conv and pooling cases -----------------------------------
 
-std::filesystem::path corpus_dir() {
-  const char* env = std::getenv("KILN_SHARED_DIR");
-  std::filesystem::path shared = env ? env : KILN_SOURCE_DIR "/../shared";
-  return shared / "conformance" / "cases";
-}
+std::filesystem::path corpus_dir() { return conformance_dir() / "cases"; }
 
 Tensor corpus(const std::string& id, const std::string& file) {
   return read_npy((corpus_dir() / id / (file + ".npy")).string());
@@ -562,7 +559,7 @@ void expect_close(const Tensor& got, const Tensor& want, double rtol = 1e-3, dou
 }
 
 TEST(ConvCorpus, SingleOpCases) {
-  if (!std::filesystem::exists(corpus_dir())) GTEST_SKIP() << "no conformance corpus";
+  KILN_SKIP_WITHOUT_CORPUS();
   auto in = [](const std::string& id, const std::string& n) { return corpus(id, "input_" + n); };
   {
     std::string id = "conv_stride2_pad1_bias";

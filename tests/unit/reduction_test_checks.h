@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "conformance_corpus.h"
 #include "op_test_util.h"
 
 namespace kiln::test {
@@ -47,12 +48,11 @@ void expect_error(F&& f, const std::vector<std::string>& parts) {
   ADD_FAILURE() << "expected a kiln::Error";
 }
 
-// --- PyTorch conformance data (/work/shared/conformance) ----------------------------------
+// --- PyTorch conformance data (conformance_corpus.h) ----------------------------------------
+// A test that reads it starts with KILN_SKIP_WITHOUT_CORPUS().
 
 inline std::string conformance_file(const std::string& case_id, const std::string& file) {
-  const char* dir = std::getenv("KILN_SHARED_DIR");
-  std::string base = dir ? dir : KILN_SOURCE_DIR "/../shared";
-  return base + "/conformance/cases/" + case_id + "/" + file;
+  return (conformance_dir() / "cases" / case_id / file).string();
 }
 inline Tensor case_input(const std::string& case_id, const std::string& name) {
   return read_npy(conformance_file(case_id, "input_" + name + ".npy"));

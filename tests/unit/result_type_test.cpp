@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "ir/ops/ops.h"
+#include "conformance_corpus.h"
 #include "op_test_util.h"
 
 namespace kiln {
@@ -138,9 +139,7 @@ TEST(ResultType, InferredOpDTypes) {
 // --- against PyTorch's outputs ---------------------------------------------------------
 
 std::filesystem::path case_dir(const std::string& id) {
-  const char* env = std::getenv("KILN_SHARED_DIR");
-  std::filesystem::path root = env ? env : KILN_SOURCE_DIR "/../shared";
-  return root / "conformance" / "cases" / id;
+  return test::conformance_dir() / "cases" / id;
 }
 
 // Compares like the conformance runner: dtype and shape exactly, integers and
@@ -163,8 +162,10 @@ void expect_matches(const Tensor& got, const Tensor& want, double rtol, double a
   }
 }
 
+// Skipped without the corpus; with it, a missing case fails.
 class AgainstPyTorch : public ::testing::Test {
  protected:
+  void SetUp() override { KILN_SKIP_WITHOUT_CORPUS(); }
   bool load(const std::string& id) {
     dir_ = case_dir(id);
     return std::filesystem::exists(dir_);
@@ -179,7 +180,7 @@ class AgainstPyTorch : public ::testing::Test {
 };
 
 TEST_F(AgainstPyTorch, IntFloatMix) {
-  if (!load("tp_int_float_mix")) GTEST_SKIP() << "no conformance corpus at " << dir_;
+  ASSERT_TRUE(load("tp_int_float_mix")) << "no case at " << dir_;
   // i + x, i * 2, i * 2.5, u + s, u * 2
   Tensor i = input("i"), x = input("x"), u = input("u"), s = input("s");
   expect_matches(run_op1("add", {i, x}), output(0), 1e-4, 1e-5, "i + x");
@@ -190,7 +191,7 @@ TEST_F(AgainstPyTorch, IntFloatMix) {
 }
 
 TEST_F(AgainstPyTorch, ZeroDimPriority) {
-  if (!load("tp_zero_dim_priority")) GTEST_SKIP() << "no conformance corpus at " << dir_;
+  ASSERT_TRUE(load("tp_zero_dim_priority")) << "no case at " << dir_;
   Tensor x = input("x"), i = input("i"), s64 = input("s64"), v64 = input("v64"), sf = input("sf");
   expect_matches(run_op1("mul", {x, s64}), output(0), 1e-4, 1e-5, "x * s64");
   Tensor x0 = x.view_as_strided({x.size(1)}, {x.stride(1)}, x.storage_offset());  // x[0]
@@ -200,7 +201,7 @@ TEST_F(AgainstPyTorch, ZeroDimPriority) {
 }
 
 TEST_F(AgainstPyTorch, IntDivision) {
-  if (!load("tp_int_division")) GTEST_SKIP() << "no conformance corpus at " << dir_;
+  ASSERT_TRUE(load("tp_int_division")) << "no case at " << dir_;
   Tensor a = input("a"), b = input("b");
   expect_matches(run_op1("div", {a, b}), output(0), 1e-4, 1e-5, "a / b");
   expect_matches(run_op1("div", {a, b}, {{"rounding_mode", std::string("trunc")}}), output(1), 0, 0,
@@ -210,7 +211,7 @@ TEST_F(AgainstPyTorch, IntDivision) {
 }
 
 TEST_F(AgainstPyTorch, HalfFloatMix) {
-  if (!load("tp_half_float_mix")) GTEST_SKIP() << "no conformance corpus at " << dir_;
+  ASSERT_TRUE(load("tp_half_float_mix")) << "no case at " << dir_;
   Tensor h = input("h"), x = input("x");
   expect_matches(run_op1("add", {h, x}), output(0), 1e-2, 1e-3, "h + x");
   expect_matches(run_op1("mul", {h, Arg::f(2.5)}), output(1), 1e-2, 1e-3, "h * 2.5");
@@ -219,7 +220,7 @@ TEST_F(AgainstPyTorch, HalfFloatMix) {
 }
 
 TEST_F(AgainstPyTorch, BoolArith) {
-  if (!load("tp_bool_arith")) GTEST_SKIP() << "no conformance corpus at " << dir_;
+  ASSERT_TRUE(load("tp_bool_arith")) << "no case at " << dir_;
   // m + 1, m * x, (m.sum() is a reduction), i * m
   Tensor m = input("m"), x = input("x"), i = input("i");
   expect_matches(run_op1("add", {m, Arg::i(1)}), output(0), 0, 0, "m + 1");
@@ -228,7 +229,7 @@ TEST_F(AgainstPyTorch, BoolArith) {
 }
 
 TEST_F(AgainstPyTorch, Int32FloorDivAndRemainder) {
-  if (!load("ew_int32_arith")) GTEST_SKIP() << "no conformance corpus at " << dir_;
+  ASSERT_TRUE(load("ew_int32_arith")) << "no case at " << dir_;
   // s = a * 3 + b - 7; q = s // b; r = s % b
   Tensor a = input("a"), b = input("b");
   Tensor s = run_op1("sub", {run_op1("add", {run_op1("mul", {a, Arg::i(3)}), b}), Arg::i(7)});
@@ -239,14 +240,14 @@ TEST_F(AgainstPyTorch, Int32FloorDivAndRemainder) {
 }
 
 TEST_F(AgainstPyTorch, SignAndRounding) {
-  if (!load("un_sign_and_rounding")) GTEST_SKIP() << "no conformance corpus at " << dir_;
+  ASSERT_TRUE(load("un_sign_and_rounding")) << "no case at " << dir_;
   Tensor x = input("x");
   const char* ops[] = {"abs", "neg", "sign", "floor", "ceil", "round"};
   for (int k = 0; k < 6; ++k) expect_matches(run_op1(ops[k], {x}), output(k), 0, 0, ops[k]);
 }
 
 TEST_F(AgainstPyTorch, GeluAndWhere) {
-  if (!load("un_gelu_exact_and_tanh")) GTEST_SKIP() << "no conformance corpus at " << dir_;
+  ASSERT_TRUE(load("un_gelu_exact_and_tanh")) << "no case at " << dir_;
   Tensor x = input("x");
   expect_matches(run_op1("gelu", {x}), output(0), 5e-4, 5e-5, "gelu");
   expect_matches(run_op1("gelu", {x}, {{"approximate", std::string("tanh")}}), output(1), 5e-4,
@@ -262,7 +263,7 @@ TEST_F(AgainstPyTorch, GeluAndWhere) {
 }
 
 TEST_F(AgainstPyTorch, PowForms) {
-  if (!load("un_pow_forms")) GTEST_SKIP() << "no conformance corpus at " << dir_;
+  ASSERT_TRUE(load("un_pow_forms")) << "no case at " << dir_;
   // x ** 2, pow(x, 3), p ** 0.5, pow(p, q), 2.0 ** q
   Tensor x = input("x"), p = input("p"), q = input("q");
   expect_matches(run_op1("pow", {x, Arg::i(2)}), output(0), 5e-4, 5e-5, "x ** 2");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kiln/error.h"
+#include "tests/unit/conformance_corpus.h"
 #include "kiln/tensor.h"
 
 namespace kiln {
@@ -268,10 +269,9 @@ std::string slurp(const fs::path& p) {
 }
 
 TEST(NpyCorpus, ReadsEveryConformanceArray) {
-  const char* env = std::getenv("KILN_SHARED_DIR");
-  fs::path shared = env ? fs::path(env) : fs::path(KILN_SOURCE_DIR "/../shared");
-  fs::path cases = shared / "conformance" / "cases";
-  if (!fs::is_directory(cases)) GTEST_SKIP() << "no conformance corpus at " << cases;
+  KILN_SKIP_WITHOUT_CORPUS();
+  fs::path cases = test::conformance_dir() / "cases";
+  ASSERT_TRUE(fs::is_directory(cases)) << "no cases in the corpus: " << cases;
   int files = 0;
   for (const auto& case_dir : fs::directory_iterator(cases)) {
     if (!case_dir.is_directory()) continue;

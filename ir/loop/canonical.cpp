@@ -101,7 +101,7 @@ class Writer {
 
   void kernel(const Kernel& k) {
     bufs_.clear();  // each kernel numbers its own buffers, parameters first
-    for_each_field(k, [this](const auto& f) { field(f); });
+    for_each_field(k, [&](const auto& f) { field(f); });
   }
 
   void expr(const Expr& e) {
@@ -110,14 +110,14 @@ class Writer {
     byte(static_cast<uint8_t>(e.type().dtype));
     u64(uint64_t(e.type().lanes));
     visit_expr_kind(
-        e.get(), [this](const auto& x) { for_each_field(x, [this](const auto& f) { field(f); }); });
+        e.get(), [&](const auto& x) { for_each_field(x, [&](const auto& f) { field(f); }); });
   }
 
   void stmt(const Stmt& s) {
     if (!s.defined()) return byte(kAbsent);
     byte(static_cast<uint8_t>(s->kind));
     visit_stmt_kind(
-        s.get(), [this](const auto& x) { for_each_field(x, [this](const auto& f) { field(f); }); });
+        s.get(), [&](const auto& x) { for_each_field(x, [&](const auto& f) { field(f); }); });
   }
 
  private:

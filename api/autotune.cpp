@@ -167,6 +167,8 @@ Problem make_problem(const ir::Node& n, const Bindings& symbols,
   try {
     sub->set_outputs(sub->apply(n.op(), inputs, n.attrs(), n.loc()));
     ir::verify(*sub);
+  } catch (const InternalError&) {
+    throw;  // a Kiln bug, never a reason to skip tuning
   } catch (const Error& e) {
     p.why_not = std::string("its sizes do not check out: ") + e.what();
     return p;

@@ -37,6 +37,9 @@ struct DeviceProperties {
   int sm_count = 0;
   int warp_size = 0;
   int64_t shared_memory_per_block = 0;  // bytes a block may use without opting in
+  // The most a block may use after opting in (a kernel attribute set at
+  // launch); shared_memory_per_block where there is no opt-in.
+  int64_t shared_memory_per_block_optin = 0;
   int max_threads_per_block = 0;
   int registers_per_sm = 0;  // 32-bit registers
   int64_t total_memory = 0;  // bytes

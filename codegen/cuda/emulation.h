@@ -14,9 +14,10 @@
 //   __ballot_sync / __any_sync / __all_sync
 //   CUDA's vector types (float4, int2, ...) with make_<type>(), __ldg, the
 //   bit-cast intrinsics (__float_as_int, ...), rsqrtf, <math.h>'s functions.
-// Everything else a kernel needs comes from Kiln's CUDA prelude, whose text
-// compiles as C++ too; it sees KILN_CUDA_EMULATION defined here and skips
-// what the host already has (the int typedefs of <cstdint>, INFINITY).
+// Everything else a kernel needs comes from Kiln's CUDA prelude
+// (codegen/cuda/kiln_prelude.cuh), which compiles as host C++ too: this
+// header includes it when it is there (a program's own `#include
+// "kiln_prelude.cuh"` line is then dropped by the harness).
 //
 // How it runs (codegen/cuda/emulation/scheduler.cpp): kiln::emu::launch runs
 // the blocks one after another; inside a block each CUDA thread is a fiber
@@ -40,11 +41,13 @@
 // on the paths the threads take, whichever thread ran first.
 //
 // A shared array's name supports `name[i]` as a value (conversion to T), as
-// the target of = and of compound assignment; it is not a pointer (&name[i],
-// name + i and vector loads from shared memory do not compile), and a value
-// read from it converts implicitly to T only (one user-defined conversion:
-// half h = name[i] works, float f = name[i] for a half array needs the
-// prelude's conversion function).
+// the target of = and of compound assignment, and `name + i` for the
+// prelude's kiln_vload / kiln_vstore (each lane checked). It is not a raw
+// pointer: &name[i], a cast of name + i, or passing it where a T* is wanted
+// do not compile, so no access escapes the checks. A value read from it
+// converts implicitly to T only (one user-defined conversion: kiln_f16 h =
+// name[i] works, float f = name[i] of a kiln_f16 array needs the prelude's
+// conversion function, as it does on the GPU).
 #pragma once
 
 #define KILN_CUDA_EMULATION 1
@@ -237,6 +240,31 @@ class SharedRef {
   long long index_;
 };
 
+// `name + offset` of a shared array: what the emitter hands kiln_vload and
+// kiln_vstore for a vector access. Indexing it is checked like the array's.
+template <class T>
+class SharedPtr {
+ public:
+  SharedPtr(detail::SharedDecl* decl, T* data, long long offset)
+      : decl_(decl), data_(data), offset_(offset) {}
+  template <class I>
+  SharedRef<T> operator[](I index) const {
+    static_assert(std::is_integral_v<I>, "a shared array index must be an integer");
+    return SharedRef<T>(decl_, data_, offset_ + static_cast<long long>(index));
+  }
+  SharedRef<T> operator*() const { return SharedRef<T>(decl_, data_, offset_); }
+  template <class I>
+  SharedPtr operator+(I n) const {
+    static_assert(std::is_integral_v<I>, "a shared pointer offset must be an integer");
+    return SharedPtr(decl_, data_, offset_ + static_cast<long long>(n));
+  }
+
+ private:
+  detail::SharedDecl* decl_;
+  T* data_;
+  long long offset_;
+};
+
 template <class T>
 class SharedArray {
  public:
@@ -245,6 +273,11 @@ class SharedArray {
   SharedRef<T> operator[](I index) const {
     static_assert(std::is_integral_v<I>, "a shared array index must be an integer");
     return SharedRef<T>(decl_, data_, static_cast<long long>(index));
+  }
+  template <class I>
+  SharedPtr<T> operator+(I n) const {
+    static_assert(std::is_integral_v<I>, "a shared pointer offset must be an integer");
+    return SharedPtr<T>(decl_, data_, static_cast<long long>(n));
   }
 
  private:
@@ -464,6 +497,24 @@ inline int __ffs(int v) {
 inline int __ffsll(long long v) {
   return __builtin_ffsll(v);
 }
+
+// Kiln's CUDA prelude is host C++ too (codegen/cuda/kiln_prelude.cuh): its
+// types and functions come from there, and a vector access to shared memory
+// (kiln_vload / kiln_vstore of `name + offset`) is checked lane by lane.
+#if __has_include("codegen/cuda/kiln_prelude.cuh")
+#include "codegen/cuda/kiln_prelude.cuh"
+#define KILN_EMU_HAS_PRELUDE 1
+template <typename T, int N>
+static inline kiln_vec<T, N> kiln_vload(::kiln::emu::SharedPtr<T> p) {
+  kiln_vec<T, N> r;
+  for (int i = 0; i < N; ++i) r.v[i] = p[i];
+  return r;
+}
+template <typename T, int N>
+static inline void kiln_vstore(::kiln::emu::SharedPtr<T> p, const kiln_vec<T, N>& x) {
+  for (int i = 0; i < N; ++i) p[i] = x.v[i];
+}
+#endif
 
 // The exports of a shared object of emulated kernels (see abi.h): its table
 // of `count` entries and the runtime's launch.

@@ -22,13 +22,13 @@ using kiln::emutest::Library;
 using kiln::emutest::Program;
 using ::testing::HasSubstr;
 
-// What the CUDA prelude gives kernels, in its style (a stand-in until the
-// emitter's prelude lands; the harness takes any prelude text).
+// Helpers in the CUDA prelude's style, as extra prelude text (the harness
+// takes any; Kiln's own prelude comes through emulation.h).
 constexpr const char* kPrelude = R"(
-__device__ __forceinline__ float kiln_max_f32(float a, float b) {
+__device__ __forceinline__ float test_max_f32(float a, float b) {
   return (a != a || b != b) ? __int_as_float(0x7fc00000) : fmaxf(a, b);
 }
-__device__ __forceinline__ float kiln_f32_from_slot(long long slot) {
+__device__ __forceinline__ float test_f32_from_slot(long long slot) {
   return __int_as_float(static_cast<int>(slot));
 }
 )";
@@ -46,13 +46,13 @@ extern "C" __global__ void __launch_bounds__(128) softmax_rows(const float* __re
   const long long t = threadIdx.x;
   part_max[0] = -INFINITY;
   for (long long c = t; c < cols; c += 128) {
-    part_max[0] = kiln_max_f32(part_max[0], x[row * cols + c]);
+    part_max[0] = test_max_f32(part_max[0], x[row * cols + c]);
   }
   red[t] = part_max[0];
   __syncthreads();  // PLANT: after-stage
   for (long long stride = 64; stride > 0; stride /= 2) {
     if (t < stride) {
-      red[t] = kiln_max_f32(red[t], red[t + stride]);
+      red[t] = test_max_f32(red[t], red[t + stride]);
     }
     __syncthreads();  // PLANT: tree
   }
@@ -98,7 +98,7 @@ extern "C" __global__ void __launch_bounds__(32) row_sum_warp(const float* __res
 // Elementwise with 128-bit loads and stores, a f32 scalar in its slot, a tail.
 constexpr const char* kAxpy = R"(
 extern "C" __global__ void __launch_bounds__(256) axpy_vec4(const float* __restrict__ x, float* __restrict__ y, long long n, long long alpha_slot) {
-  const float alpha = kiln_f32_from_slot(alpha_slot);
+  const float alpha = test_f32_from_slot(alpha_slot);
   const long long i = (static_cast<long long>(blockIdx.x) * 256 + threadIdx.x) * 4;
   if (i + 3 < n) {
     const float4 a = *reinterpret_cast<const float4*>(x + i);

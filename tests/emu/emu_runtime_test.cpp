@@ -236,6 +236,26 @@ TEST(EmuRuntime, SharedMemoryBeyondTheDefaultLimitIsReported) {
   EXPECT_THAT(e.what(), HasSubstr("without opting in"));
 }
 
+// `name + offset` (what the prelude's vector accesses take) indexes the same
+// checked elements.
+__global__ void shared_offsets(float* out, int past) {
+  KILN_SHARED(float, s, 64);
+  const auto four = s + 4 * threadIdx.x;
+  for (int j = 0; j < 4; ++j) four[j] = 1.0f * threadIdx.x;
+  __syncthreads();
+  out[threadIdx.x] = *(s + 4 * ((threadIdx.x + 1) % 16)) + (s + past)[0];
+}
+
+TEST(EmuRuntime, SharedOffsetsAreCheckedLikeTheArray) {
+  std::vector<float> out(16, NAN);
+  kiln::emu::launch(shared_offsets, dim3(1), dim3(16), 0, out.data(), 0);
+  for (unsigned t = 0; t < 16; ++t) EXPECT_EQ(out[t], (t + 1) % 16 + 0.0f);
+  const kiln::emu::Error e =
+      error_of([&] { kiln::emu::launch(shared_offsets, dim3(1), dim3(16), 0, out.data(), 64); });
+  EXPECT_EQ(e.kind(), ErrorKind::OutOfBounds) << e.what();
+  EXPECT_THAT(e.what(), HasSubstr("thread 0 reads s[64], outside its 64 elements"));
+}
+
 // A warp reduction with xor shuffles, then one value per warp through shared memory.
 __global__ void warp_sums(const float* in, float* out) {
   KILN_SHARED(float, per_warp, 4);

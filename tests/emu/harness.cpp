@@ -85,6 +85,27 @@ std::string program_file(const Program& p, size_t i) {
   return p.name.empty() ? "program" + std::to_string(i) + ".cu" : p.name;
 }
 
+// `cuda` with its `#include "kiln_prelude.cuh"` lines blanked (line numbers
+// stay): the batch has the prelude once, at global scope, through
+// emulation.h; a second copy inside a program's namespace would not be seen.
+std::string without_prelude_include(const std::string& cuda) {
+  std::string out;
+  size_t begin = 0;
+  while (begin < cuda.size()) {
+    size_t end = cuda.find('\n', begin);
+    if (end == std::string::npos) end = cuda.size();
+    const std::string_view line(cuda.data() + begin, end - begin);
+    const size_t hash = line.find_first_not_of(" \t");
+    const bool drop = hash != std::string_view::npos && line[hash] == '#' &&
+                      line.find("include") != std::string_view::npos &&
+                      line.find("kiln_prelude.cuh") != std::string_view::npos;
+    if (!drop) out += line;
+    if (end < cuda.size()) out += '\n';
+    begin = end + 1;
+  }
+  return out;
+}
+
 std::string renamed(size_t program, const std::string& kernel) {
   return "kiln_emu_p" + std::to_string(program) + "_" + kernel;
 }
@@ -99,7 +120,8 @@ std::string batch_source(const std::vector<Program>& programs, std::string_view 
     os << "namespace kiln_emu_p" << i << " {\n";
     for (const FoundKernel& k : kernels[i])
       os << "#define " << k.name << " " << renamed(i, k.name) << "\n";
-    os << "#line 1 \"" << program_file(programs[i], i) << "\"\n" << programs[i].cuda << "\n";
+    os << "#line 1 \"" << program_file(programs[i], i) << "\"\n"
+       << without_prelude_include(programs[i].cuda) << "\n";
     for (const FoundKernel& k : kernels[i]) os << "#undef " << k.name << "\n";
     os << "}  // namespace kiln_emu_p" << i << "\n";
   }

@@ -47,9 +47,10 @@ struct KernelInfo {
 // A batch of programs compiled into one loaded shared object.
 class Library {
  public:
-  // Compiles `programs` after `prelude` (text that compiles as CUDA and as
-  // C++). Throws std::runtime_error with the compiler's log, naming the
-  // generated source (kept for reading), when it does not compile.
+  // Compiles `programs`; `prelude` is extra text put before them (the CUDA
+  // prelude itself comes through emulation.h, and a program's `#include
+  // "kiln_prelude.cuh"` line is dropped). Throws std::runtime_error with the compiler's log, naming
+  // the generated source (kept for reading), when it does not compile.
   static std::shared_ptr<const Library> build(const std::vector<Program>& programs,
                                               std::string_view prelude = {});
 

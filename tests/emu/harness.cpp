@@ -4,6 +4,8 @@
 #include "tests/emu/harness.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -196,6 +198,16 @@ std::shared_ptr<const Library> Library::build(const std::vector<Program>& progra
   const std::string stem = "emu-" + hex64(fnv1a(source, fnv1a(toolchain_identity())));
   const fs::path dir = work_dir();
   const fs::path so = dir / (stem + ".so");
+  // ctest runs each test of a suite as its own process, several at once: the
+  // first builds the batch, the others wait for it and load the result.
+  const int lock_fd = ::open((dir / (stem + ".lock")).c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lock_fd >= 0) ::flock(lock_fd, LOCK_EX);
+  struct Unlock {
+    int fd;
+    ~Unlock() {
+      if (fd >= 0) ::close(fd);  // releases the lock
+    }
+  } unlock{lock_fd};
   if (!fs::exists(so)) {
     // Private names until the rename, so concurrent test processes do not collide.
     const std::string tag = "." + std::to_string(getpid());

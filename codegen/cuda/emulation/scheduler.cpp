@@ -385,6 +385,10 @@ void launch_erased(const LaunchSpec& spec, void (*body)(void*), void* ctx) {
   l.ctx = ctx;
   check_launch(l);
   tls_launch = &l;
+  // Reset however the launch ends (a fiber stack that cannot be mapped throws).
+  struct Running {
+    ~Running() { tls_launch = nullptr; }
+  } running;
   tls_coords.block_dim = spec.block;
   tls_coords.grid_dim = spec.grid;
   for (unsigned z = 0; z < spec.grid.z && l.error == ErrorKind::None; ++z) {
@@ -396,7 +400,6 @@ void launch_erased(const LaunchSpec& spec, void (*body)(void*), void* ctx) {
       }
     }
   }
-  tls_launch = nullptr;
   if (l.error != ErrorKind::None) throw Error(l.error, l.message);
 }
 

@@ -44,6 +44,12 @@ void os_free(void* p, size_t bytes) {
     std::free(p);
   }
 }
+
+class HostBlocks final : public BlockSource {
+ public:
+  void* allocate(size_t bytes) override { return os_alloc(bytes); }
+  void free(void* block, size_t bytes) override { os_free(block, bytes); }
+};
 }  // namespace
 
 struct CachingAllocator::Impl {
@@ -52,9 +58,15 @@ struct CachingAllocator::Impl {
   AllocatorStats stats;
 };
 
-CachingAllocator::CachingAllocator(Device device, uint64_t capacity)
-    : impl_(std::make_unique<Impl>()), device_(device), capacity_(capacity) {}
-CachingAllocator::~CachingAllocator() { release_cached(); }
+CachingAllocator::CachingAllocator(Device device, uint64_t capacity,
+                                   std::unique_ptr<BlockSource> source)
+    : impl_(std::make_unique<Impl>()),
+      source_(source ? std::move(source) : std::make_unique<HostBlocks>()),
+      device_(device),
+      capacity_(capacity) {}
+CachingAllocator::~CachingAllocator() {
+  release_cached();
+}
 
 CachingAllocator& CachingAllocator::global() {
   static CachingAllocator* a = new CachingAllocator();  // outlives every Storage
@@ -106,16 +118,27 @@ std::shared_ptr<Storage> CachingAllocator::allocate(size_t nbytes) {
                                           << " bytes in use of " << capacity_ << ")");
       impl_->stats.bytes_in_use += cls;  // reserved before the OS call, so racing callers see it
     }
-    block = os_alloc(cls);
+    auto unreserve = [&] {
+      std::lock_guard<std::mutex> lock(impl_->mu);
+      impl_->stats.bytes_in_use -= cls;
+    };
+    try {
+      block = source_->allocate(cls);
+      if (!block) {
+        // Give cached memory back and try once more before failing.
+        release_cached();
+        block = source_->allocate(cls);
+      }
+    } catch (...) {
+      unreserve();
+      throw;
+    }
     if (!block) {
-      // Give cached memory back and try once more before failing.
-      release_cached();
-      block = os_alloc(cls);
+      unreserve();
+      KILN_USER_ERROR("out of memory on " << device_.str() << ": could not allocate " << nbytes
+                                          << " bytes" << source_->exhausted_note());
     }
     std::lock_guard<std::mutex> lock(impl_->mu);
-    if (!block) impl_->stats.bytes_in_use -= cls;
-    KILN_USER_CHECK(block, "out of memory on " << device_.str() << ": could not allocate " << nbytes
-                                               << " bytes");
     impl_->stats.os_allocations++;
   }
   Impl* impl = impl_.get();
@@ -134,7 +157,7 @@ void CachingAllocator::release_cached() {
     blocks.swap(impl_->free_blocks);
     impl_->stats.bytes_cached = 0;
   }
-  for (auto& [cls, p] : blocks) os_free(p, cls);
+  for (auto& [cls, p] : blocks) source_->free(p, cls);
 }
 
 AllocatorStats CachingAllocator::stats() const {

@@ -8,13 +8,15 @@
 // asks the OS for nothing new. Thread-safe.
 //
 // The host's pool is global(); a device runtime (runtime/device.h) owns one
-// per device, bounded by the device's memory size as a GPU's would be.
+// per device, bounded by the device's memory size. Where blocks come from is
+// a BlockSource: host memory by default, the driver's for a CUDA device.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <string>
 
 #include "kiln/tensor.h"
 
@@ -25,6 +27,19 @@ struct AllocatorStats {
   uint64_t cache_hits = 0;      // requests served from cached blocks
   uint64_t bytes_cached = 0;    // bytes in free blocks held by the cache
   uint64_t bytes_in_use = 0;
+};
+
+// Where a pool's blocks come from and go back to. Called without the pool's
+// lock held, possibly from several threads at once.
+class BlockSource {
+ public:
+  virtual ~BlockSource() = default;
+  // A block of `bytes` (a size class), or null when the memory is exhausted;
+  // any other failure throws.
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void free(void* block, size_t bytes) = 0;
+  // Appended to an out-of-memory message (what the device says it has left).
+  virtual std::string exhausted_note() { return ""; }
 };
 
 class CachingAllocator {
@@ -44,11 +59,12 @@ class CachingAllocator {
   static size_t size_class(size_t nbytes);
 
   // A pool whose storages report `device` and which holds at most `capacity`
-  // bytes (in use plus cached, in size classes). Blocks are host memory in
-  // every case: the simulated device's memory is host memory that Tensor
-  // refuses to read.
+  // bytes (in use plus cached, in size classes). Blocks come from `source`,
+  // host memory when it is null (the simulated device's memory is host memory
+  // that Tensor refuses to read).
   explicit CachingAllocator(Device device = Device::cpu(),
-                            uint64_t capacity = std::numeric_limits<uint64_t>::max());
+                            uint64_t capacity = std::numeric_limits<uint64_t>::max(),
+                            std::unique_ptr<BlockSource> source = nullptr);
   ~CachingAllocator();
   CachingAllocator(const CachingAllocator&) = delete;
   CachingAllocator& operator=(const CachingAllocator&) = delete;
@@ -56,6 +72,7 @@ class CachingAllocator {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  std::unique_ptr<BlockSource> source_;
   Device device_;
   uint64_t capacity_;
 };

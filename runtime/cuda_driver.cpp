@@ -4,23 +4,13 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+#include <initializer_list>
+
 #include "kiln/error.h"
 
 namespace kiln::runtime::cuda {
 namespace {
-
-// The few CUresult and CUdevice_attribute values used here (from the driver
-// API's published enums).
-constexpr CUresult kSuccess = 0;
-constexpr CUresult kErrorStubLibrary = 34;
-constexpr CUresult kErrorNoDevice = 100;
-constexpr int kMaxThreadsPerBlock = 1;
-constexpr int kMaxSharedMemoryPerBlock = 8;
-constexpr int kWarpSize = 10;
-constexpr int kMultiprocessorCount = 16;
-constexpr int kComputeCapabilityMajor = 75;
-constexpr int kComputeCapabilityMinor = 76;
-constexpr int kMaxRegistersPerMultiprocessor = 82;
 
 struct Loaded {
   Driver api;
@@ -28,38 +18,78 @@ struct Loaded {
   int count = 0;
 };
 
+// Resolves the first of `symbols` the library exports; the last name is the
+// one a missing entry point is reported by.
 template <typename Fn>
-bool resolve(void* lib, const char* symbol, Fn*& out, std::string& why) {
-  out = reinterpret_cast<Fn*>(dlsym(lib, symbol));
-  if (!out) {
-    const char* e = dlerror();
-    why = std::string("libcuda.so.1 has no ") + symbol + " (" + (e ? e : "no reason given") +
-          "); the driver is too old";
+bool resolve(void* lib, const std::string& lib_name, std::initializer_list<const char*> symbols,
+             Fn*& out, std::string& why) {
+  const char* e = nullptr;
+  for (const char* symbol : symbols) {
+    dlerror();
+    out = reinterpret_cast<Fn*>(dlsym(lib, symbol));
+    if (out) return true;
+    e = dlerror();
   }
-  return out != nullptr;
+  why = lib_name + " has no " + *symbols.begin() + " (" + (e ? e : "no reason given") +
+        "); the driver is too old";
+  return false;
+}
+
+bool resolve_all(void* lib, const std::string& name, Driver& d, std::string& why) {
+  return resolve(lib, name, {"cuInit"}, d.cuInit, why) &&
+         resolve(lib, name, {"cuGetErrorName"}, d.cuGetErrorName, why) &&
+         resolve(lib, name, {"cuDeviceGetCount"}, d.cuDeviceGetCount, why) &&
+         resolve(lib, name, {"cuDeviceGet"}, d.cuDeviceGet, why) &&
+         resolve(lib, name, {"cuDeviceGetName"}, d.cuDeviceGetName, why) &&
+         resolve(lib, name, {"cuDeviceGetAttribute"}, d.cuDeviceGetAttribute, why) &&
+         resolve(lib, name, {"cuDeviceTotalMem_v2"}, d.cuDeviceTotalMem, why) &&
+         resolve(lib, name, {"cuDevicePrimaryCtxRetain"}, d.cuDevicePrimaryCtxRetain, why) &&
+         resolve(lib, name, {"cuCtxGetCurrent"}, d.cuCtxGetCurrent, why) &&
+         resolve(lib, name, {"cuCtxSetCurrent"}, d.cuCtxSetCurrent, why) &&
+         resolve(lib, name, {"cuMemAlloc_v2"}, d.cuMemAlloc, why) &&
+         resolve(lib, name, {"cuMemFree_v2"}, d.cuMemFree, why) &&
+         resolve(lib, name, {"cuMemGetInfo_v2"}, d.cuMemGetInfo, why) &&
+         resolve(lib, name, {"cuMemcpyHtoDAsync_v2"}, d.cuMemcpyHtoDAsync, why) &&
+         resolve(lib, name, {"cuMemcpyDtoHAsync_v2"}, d.cuMemcpyDtoHAsync, why) &&
+         resolve(lib, name, {"cuMemcpyDtoDAsync_v2"}, d.cuMemcpyDtoDAsync, why) &&
+         resolve(lib, name, {"cuMemcpyPeerAsync"}, d.cuMemcpyPeerAsync, why) &&
+         resolve(lib, name, {"cuMemsetD8Async"}, d.cuMemsetD8Async, why) &&
+         resolve(lib, name, {"cuStreamCreate"}, d.cuStreamCreate, why) &&
+         resolve(lib, name, {"cuStreamSynchronize"}, d.cuStreamSynchronize, why) &&
+         resolve(lib, name, {"cuEventCreate"}, d.cuEventCreate, why) &&
+         resolve(lib, name, {"cuEventRecord"}, d.cuEventRecord, why) &&
+         resolve(lib, name, {"cuEventSynchronize"}, d.cuEventSynchronize, why) &&
+         // Timing is the same in both; CUDA 13's cuda.h names _v2, older
+         // drivers export only the plain symbol.
+         resolve(lib, name, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, d.cuEventElapsedTime,
+                 why) &&
+         resolve(lib, name, {"cuEventDestroy_v2"}, d.cuEventDestroy, why) &&
+         resolve(lib, name, {"cuModuleLoadData"}, d.cuModuleLoadData, why) &&
+         resolve(lib, name, {"cuModuleUnload"}, d.cuModuleUnload, why) &&
+         resolve(lib, name, {"cuModuleGetFunction"}, d.cuModuleGetFunction, why) &&
+         resolve(lib, name, {"cuFuncGetAttribute"}, d.cuFuncGetAttribute, why) &&
+         resolve(lib, name, {"cuFuncSetAttribute"}, d.cuFuncSetAttribute, why) &&
+         resolve(lib, name, {"cuLaunchKernel"}, d.cuLaunchKernel, why);
 }
 
 Loaded* load() {
   auto* l = new Loaded;
+  // KILN_CUDA_DRIVER names another library (the tests' fake driver).
+  const char* override_path = std::getenv("KILN_CUDA_DRIVER");
+  const bool overridden = override_path && *override_path;
+  const std::string name = overridden ? std::string(override_path) : "libcuda.so.1";
   // Kept open for the life of the process: code and memory from it may be in
   // use until exit.
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char* e = dlerror();
-    l->why = std::string("the NVIDIA driver library libcuda.so.1 was not found (") +
-             (e ? e : "no reason given") + ")";
+    l->why = (overridden ? "the CUDA driver library " + name + " named by KILN_CUDA_DRIVER"
+                         : "the NVIDIA driver library " + name) +
+             " was not found (" + (e ? e : "no reason given") + ")";
     return l;
   }
   Driver& d = l->api;
-  if (!resolve(lib, "cuInit", d.cuInit, l->why) ||
-      !resolve(lib, "cuGetErrorName", d.cuGetErrorName, l->why) ||
-      !resolve(lib, "cuDeviceGetCount", d.cuDeviceGetCount, l->why) ||
-      !resolve(lib, "cuDeviceGet", d.cuDeviceGet, l->why) ||
-      !resolve(lib, "cuDeviceGetName", d.cuDeviceGetName, l->why) ||
-      !resolve(lib, "cuDeviceGetAttribute", d.cuDeviceGetAttribute, l->why) ||
-      !resolve(lib, "cuDeviceTotalMem_v2", d.cuDeviceTotalMem, l->why)) {
-    return l;
-  }
+  if (!resolve_all(lib, name, d, l->why)) return l;
   CUresult r = d.cuInit(0);
   if (r == kErrorNoDevice) {
     l->why = "no CUDA device";
@@ -144,6 +174,7 @@ DeviceProperties device_properties(int index) {
   p.sm_count = attribute(kMultiprocessorCount);
   p.warp_size = attribute(kWarpSize);
   p.shared_memory_per_block = attribute(kMaxSharedMemoryPerBlock);
+  p.shared_memory_per_block_optin = attribute(kMaxSharedMemoryPerBlockOptin);
   p.max_threads_per_block = attribute(kMaxThreadsPerBlock);
   p.registers_per_sm = attribute(kMaxRegistersPerMultiprocessor);
   size_t total = 0;

@@ -8,6 +8,7 @@
 
 #include "kiln/error.h"
 #include "runtime/allocator.h"
+#include "runtime/cuda/cuda_runtime.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/sim_device.h"
 
@@ -63,10 +64,8 @@ std::string device_unavailable_reason(Device device) {
     case Device::Kind::Sim:
       if (device.index >= 0 && device.index < kNumSimDevices) return "";
       return device.str() + " does not exist (" + std::to_string(kNumSimDevices) + " sim devices)";
-    case Device::Kind::CUDA: {
-      std::string why = cuda::unavailable_reason(device.index);
-      return why.empty() ? "the CUDA device runtime is not built yet" : why;
-    }
+    case Device::Kind::CUDA:
+      return cuda::unavailable_reason(device.index);
   }
   return "unknown device kind";
 }
@@ -78,6 +77,8 @@ DeviceRuntime& device_runtime(Device device) {
   if (device.kind == Device::Kind::Sim && device.index >= 0 && device.index < kNumSimDevices) {
     return sim_runtime(device.index);
   }
+  // Says why when the device is unavailable; no lock once the device is in use.
+  if (device.kind == Device::Kind::CUDA) return cuda::cuda_runtime(device.index);
   KILN_USER_ERROR("cannot use " << device.str() << ": " << device_unavailable_reason(device));
 }
 

@@ -6,8 +6,8 @@
 // are memcpy). `sim:0` and `sim:1` are simulated GPUs (runtime/sim_device.h):
 // memory of their own that Tensor refuses to read from the host, so a plan
 // that runs kernels there exercises the whole device path without a GPU.
-// CUDA devices are found through the driver (runtime/cuda_driver.h); their
-// runtime is not built yet, so device_runtime(cuda) says so.
+// CUDA devices are found through the driver (runtime/cuda_driver.h) and run
+// by runtime/cuda/cuda_runtime.h.
 //
 // Registry lookups are cheap (no allocation, no lock after the first use of a
 // device) and runtimes live for the whole process: storages they hand out may
@@ -37,6 +37,9 @@ struct DeviceProperties {
   int sm_count = 0;
   int warp_size = 0;
   int64_t shared_memory_per_block = 0;  // bytes a block may use without opting in
+  // The most a block may use after opting in (a kernel attribute set at
+  // launch); shared_memory_per_block where there is no opt-in.
+  int64_t shared_memory_per_block_optin = 0;
   int max_threads_per_block = 0;
   int registers_per_sm = 0;  // 32-bit registers
   int64_t total_memory = 0;  // bytes

@@ -19,6 +19,7 @@ DeviceProperties sim_properties() {
   p.sm_count = 132;
   p.warp_size = 32;
   p.shared_memory_per_block = 48 << 10;
+  p.shared_memory_per_block_optin = 227 << 10;
   p.max_threads_per_block = 1024;
   p.registers_per_sm = 65536;
   p.total_memory = int64_t(kSimMemoryBytes);

@@ -1,0 +1,865 @@
+// A fake CUDA driver: the driver API entry points Kiln's CUDA runtime
+// resolves (runtime/cuda_driver.cpp), implemented on host memory, so the
+// runtime, its allocator, copies and launches are tested on machines without
+// a GPU. Tests load it with KILN_CUDA_DRIVER=<path of this library> and steer
+// it through fake_driver.h. It declares its own types and values from the
+// published driver API, as a driver would, and includes nothing of Kiln's.
+//
+// What it models, because the runtime has to get it right:
+// - Contexts: one primary context per device, current per thread. Calls that
+//   need one fail with CUDA_ERROR_INVALID_CONTEXT when none is current, and
+//   streams, functions and events work only with their own context current.
+// - Memory: cuMemAlloc_v2 is aligned host memory filled with 0xff bytes (NaN
+//   as f32), recorded with its size; copies, memsets and the built-in kernels
+//   check that every device range lies in a live allocation. A per-device
+//   limit makes out-of-memory reachable.
+// - Streams: work queued on a stream runs only when something waits for it
+//   (cuStreamSynchronize on it, cuEventSynchronize on an event recorded on
+//   it; cuMemFree_v2, cuModuleUnload and cuEventDestroy_v2 wait for every
+//   stream), so a runtime that reads a copy's result without waiting reads
+//   stale bytes. cuMemcpyHtoDAsync_v2 stages its host source at the call, as
+//   the driver does for pageable memory. The null stream runs work at once.
+// - Modules: an image is text in this format (not a CUBIN), NUL-terminated
+//   like PTX:
+//     kiln-fake-cuda-module
+//     <function> <builtin> <parameter count> [max_threads=N] [static_shared=N] [regs=N] [local=N]
+//   one line per function, naming the host function run for its launches
+//   (i = blockIdx.x * blockDim.x + threadIdx.x over the launch's x extents):
+//     saxpy     (x f32*, y f32*, out f32*, n i64, a f32 in the low 32 bits):
+//               out[i] = a * x[i] + y[i] for every thread i < n
+//     scale_f64 (x f32*, out f32*, n i64, s f64 bits): out[i] = x[i] * s
+//     record    (anything): nothing; the launch log has what was passed
+//     fault     (anything): an illegal address, reported when waited for
+//   Launches check grid, block and dynamic shared memory against the
+//   device's and the function's limits as the driver does, and are logged.
+// - Devices: KILN_FAKE_CUDA_DEVICES of them (default 2; 0 makes cuInit fail
+//   with CUDA_ERROR_NO_DEVICE), each an H100 SXM by its attributes.
+//
+// Every entry point takes one lock, so the fake is thread-safe and its
+// streams run one at a time.
+#include "tests/cuda_fake_driver/fake_driver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using CUresult = int;
+using CUdeviceptr = unsigned long long;
+
+enum : CUresult {
+  kOk = 0,
+  kInvalidValue = 1,
+  kOutOfMemory = 2,
+  kNotInitialized = 3,
+  kNoDevice = 100,
+  kInvalidDevice = 101,
+  kInvalidImage = 200,
+  kInvalidContext = 201,
+  kInvalidHandle = 400,
+  kNotFound = 500,
+  kNotReady = 600,
+  kIllegalAddress = 700,
+  kLaunchOutOfResources = 701,
+  kLaunchFailed = 719,
+};
+
+constexpr int kMaxDevices = 8;
+constexpr unsigned long long kTotalMemory = 80ull << 30;
+constexpr int kSharedPerBlock = 48 << 10;
+constexpr int kSharedOptin = 227 << 10;
+constexpr int kMaxGrid[3] = {2147483647, 65535, 65535};
+constexpr int kMaxBlock[3] = {1024, 1024, 64};
+
+struct Context {
+  int device = 0;
+};
+
+struct Stream {
+  Context* ctx = nullptr;
+  unsigned flags = 0;
+  std::deque<std::function<CUresult()>> work;
+};
+
+struct Event {
+  Context* ctx = nullptr;
+  Stream* stream = nullptr;  // where it was last recorded
+  bool recorded = false, done = false;
+  std::chrono::steady_clock::time_point at;
+};
+
+struct Module;
+struct Function {
+  Module* module = nullptr;
+  std::string name, builtin;
+  int nparams = 0, max_threads = 1024, static_shared = 0, regs = 32, local = 0;
+  int max_dynamic_shared = kSharedPerBlock;
+};
+
+struct Module {
+  Context* ctx = nullptr;
+  std::vector<std::unique_ptr<Function>> functions;
+};
+
+struct Allocation {
+  size_t bytes = 0;
+  int device = 0;
+};
+
+struct State {
+  std::mutex mu;
+  bool initialized = false;
+  int devices = 0;
+  Context contexts[kMaxDevices];
+  unsigned long long limit[kMaxDevices] = {};
+  std::map<uintptr_t, Allocation> allocations;
+  std::vector<Stream*> streams;
+  std::set<Event*> events;
+  std::set<Module*> modules;
+  std::set<Function*> functions;
+  std::vector<KilnFakeCudaLaunch> launches;
+  std::map<std::string, int> calls;
+  std::map<std::string, int> failures;
+};
+
+State& state() {
+  static State* s = new State;  // Kiln may call in during exit
+  return *s;
+}
+
+thread_local Context* current = nullptr;
+
+// Counts the call, then answers an armed failure, or a driver not initialized.
+CUresult enter(State& s, const char* name) {
+  s.calls[name]++;
+  auto f = s.failures.find(name);
+  if (f != s.failures.end()) {
+    CUresult r = f->second;
+    s.failures.erase(f);
+    return r;
+  }
+  if (!s.initialized && std::strcmp(name, "cuInit") != 0) return kNotInitialized;
+  return kOk;
+}
+
+#define FAKE_ENTRY(name)                  \
+  State& s = state();                     \
+  std::lock_guard<std::mutex> lock(s.mu); \
+  if (CUresult r_ = enter(s, name)) return r_
+
+#define NEED_CONTEXT() \
+  if (!current) return kInvalidContext
+
+// The live allocation holding [p, p + n), or null.
+const Allocation* find_range(State& s, CUdeviceptr p, size_t n) {
+  auto it = s.allocations.upper_bound(uintptr_t(p));
+  if (it == s.allocations.begin()) return nullptr;
+  --it;
+  uintptr_t offset = uintptr_t(p) - it->first;
+  if (offset > it->second.bytes || n > it->second.bytes - offset) return nullptr;
+  return &it->second;
+}
+
+unsigned long long live_bytes(State& s, int device) {
+  unsigned long long n = 0;
+  for (auto& [p, a] : s.allocations) n += a.device == device ? a.bytes : 0;
+  return n;
+}
+
+CUresult drain(Stream* stream) {
+  CUresult first = kOk;
+  while (!stream->work.empty()) {
+    std::function<CUresult()> w = std::move(stream->work.front());
+    stream->work.pop_front();
+    CUresult r = w();
+    if (r != kOk && first == kOk) first = r;
+  }
+  return first;
+}
+
+CUresult drain_all(State& s) {
+  CUresult first = kOk;
+  for (Stream* st : s.streams) {
+    CUresult r = drain(st);
+    if (r != kOk && first == kOk) first = r;
+  }
+  return first;
+}
+
+// Resolves a stream handle usable with the current context (null: the null stream).
+CUresult use_stream(State& s, void* handle, Stream** out) {
+  *out = nullptr;
+  if (!handle) return kOk;
+  auto* st = static_cast<Stream*>(handle);
+  if (std::find(s.streams.begin(), s.streams.end(), st) == s.streams.end()) return kInvalidHandle;
+  if (st->ctx != current) return kInvalidContext;
+  *out = st;
+  return kOk;
+}
+
+CUresult enqueue(Stream* stream, std::function<CUresult()> work) {
+  if (!stream) return work();
+  stream->work.push_back(std::move(work));
+  return kOk;
+}
+
+// ------------------------------------------------------------------------------- kernels
+
+struct Geometry {
+  unsigned grid[3], block[3];
+  unsigned shared;
+};
+
+using Builtin = CUresult (*)(State&, const Geometry&, const std::vector<uint64_t>&);
+
+float f32_of(uint64_t slot) {
+  uint32_t bits = uint32_t(slot);
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+int64_t covered(const Geometry& g, int64_t n) {
+  return std::max<int64_t>(0, std::min<int64_t>(n, int64_t(g.grid[0]) * g.block[0]));
+}
+
+CUresult saxpy(State& s, const Geometry& g, const std::vector<uint64_t>& p) {
+  const int64_t m = covered(g, int64_t(p[3]));
+  const size_t bytes = size_t(m) * sizeof(float);
+  for (int i = 0; i < 3; ++i) {
+    if (!find_range(s, p[size_t(i)], bytes)) return kIllegalAddress;
+  }
+  const auto* x = reinterpret_cast<const float*>(uintptr_t(p[0]));
+  const auto* y = reinterpret_cast<const float*>(uintptr_t(p[1]));
+  auto* out = reinterpret_cast<float*>(uintptr_t(p[2]));
+  const float a = f32_of(p[4]);
+  for (int64_t i = 0; i < m; ++i) out[i] = a * x[i] + y[i];
+  return kOk;
+}
+
+CUresult scale_f64(State& s, const Geometry& g, const std::vector<uint64_t>& p) {
+  const int64_t m = covered(g, int64_t(p[2]));
+  const size_t bytes = size_t(m) * sizeof(float);
+  if (!find_range(s, p[0], bytes) || !find_range(s, p[1], bytes)) return kIllegalAddress;
+  double scale;
+  std::memcpy(&scale, &p[3], 8);
+  const auto* x = reinterpret_cast<const float*>(uintptr_t(p[0]));
+  auto* out = reinterpret_cast<float*>(uintptr_t(p[1]));
+  for (int64_t i = 0; i < m; ++i) out[i] = float(double(x[i]) * scale);
+  return kOk;
+}
+
+CUresult record(State&, const Geometry&, const std::vector<uint64_t>&) {
+  return kOk;
+}
+
+CUresult fault(State&, const Geometry&, const std::vector<uint64_t>&) {
+  return kIllegalAddress;
+}
+
+struct BuiltinInfo {
+  const char* name;
+  Builtin fn;
+  int min_params;
+};
+constexpr BuiltinInfo kBuiltins[] = {
+    {"saxpy", saxpy, 5},
+    {"scale_f64", scale_f64, 4},
+    {"record", record, 0},
+    {"fault", fault, 0},
+};
+
+const BuiltinInfo* find_builtin(const std::string& name) {
+  for (const BuiltinInfo& b : kBuiltins) {
+    if (name == b.name) return &b;
+  }
+  return nullptr;
+}
+
+// Parses an image; null when it is not one.
+std::unique_ptr<Module> parse_module(const char* text) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line != "kiln-fake-cuda-module") return nullptr;
+  auto m = std::make_unique<Module>();
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    auto f = std::make_unique<Function>();
+    if (!(words >> f->name)) continue;  // blank line
+    if (!(words >> f->builtin >> f->nparams)) return nullptr;
+    const BuiltinInfo* b = find_builtin(f->builtin);
+    if (!b || f->nparams < b->min_params || f->nparams > 64) return nullptr;
+    std::string option;
+    while (words >> option) {
+      size_t eq = option.find('=');
+      if (eq == std::string::npos) return nullptr;
+      std::string key = option.substr(0, eq);
+      int value = std::atoi(option.c_str() + eq + 1);
+      if (key == "max_threads") {
+        f->max_threads = value;
+      } else if (key == "static_shared") {
+        f->static_shared = value;
+      } else if (key == "regs") {
+        f->regs = value;
+      } else if (key == "local") {
+        f->local = value;
+      } else {
+        return nullptr;
+      }
+    }
+    f->max_dynamic_shared = kSharedPerBlock - f->static_shared;
+    f->module = m.get();
+    m->functions.push_back(std::move(f));
+  }
+  return m;
+}
+
+int device_attribute(int attribute) {
+  switch (attribute) {
+    case 1:
+      return 1024;  // max threads per block
+    case 2:
+    case 3:
+    case 4:
+      return kMaxBlock[attribute - 2];
+    case 5:
+    case 6:
+    case 7:
+      return kMaxGrid[attribute - 5];
+    case 8:
+      return kSharedPerBlock;  // shared memory per block
+    case 9:
+      return 65536;  // constant memory
+    case 10:
+      return 32;  // warp size
+    case 12:
+      return 65536;  // registers per block
+    case 13:
+      return 1980000;  // clock (kHz)
+    case 16:
+      return 132;  // SMs
+    case 36:
+      return 2619000;  // memory clock (kHz)
+    case 37:
+      return 5120;  // memory bus width
+    case 38:
+      return 50 << 20;  // L2
+    case 39:
+      return 2048;  // threads per SM
+    case 41:
+      return 1;  // unified addressing
+    case 75:
+      return 9;  // compute capability
+    case 76:
+      return 0;
+    case 81:
+      return 228 << 10;  // shared memory per SM
+    case 82:
+      return 65536;  // registers per SM
+    case 97:
+      return kSharedOptin;  // shared memory per block, opted in
+    default:
+      return -1;
+  }
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------- the driver API
+
+#define FAKE_API extern "C" __attribute__((visibility("default")))
+
+FAKE_API CUresult cuInit(unsigned flags) {
+  FAKE_ENTRY("cuInit");
+  if (flags != 0) return kInvalidValue;
+  const char* n = std::getenv("KILN_FAKE_CUDA_DEVICES");
+  int devices = n && *n ? std::atoi(n) : 2;
+  devices = std::clamp(devices, 0, kMaxDevices);
+  if (devices == 0) return kNoDevice;
+  s.devices = devices;
+  for (int d = 0; d < devices; ++d) {
+    s.contexts[d].device = d;
+    if (s.limit[d] == 0) s.limit[d] = kTotalMemory;
+  }
+  s.initialized = true;
+  return kOk;
+}
+
+FAKE_API CUresult cuGetErrorName(CUresult error, const char** name) {
+  static const std::map<CUresult, const char*> names = {
+      {kOk, "CUDA_SUCCESS"},
+      {kInvalidValue, "CUDA_ERROR_INVALID_VALUE"},
+      {kOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY"},
+      {kNotInitialized, "CUDA_ERROR_NOT_INITIALIZED"},
+      {kNoDevice, "CUDA_ERROR_NO_DEVICE"},
+      {kInvalidDevice, "CUDA_ERROR_INVALID_DEVICE"},
+      {kInvalidImage, "CUDA_ERROR_INVALID_IMAGE"},
+      {kInvalidContext, "CUDA_ERROR_INVALID_CONTEXT"},
+      {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
+      {kInvalidHandle, "CUDA_ERROR_INVALID_HANDLE"},
+      {kNotFound, "CUDA_ERROR_NOT_FOUND"},
+      {kNotReady, "CUDA_ERROR_NOT_READY"},
+      {kIllegalAddress, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+      {kLaunchOutOfResources, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"},
+      {kLaunchFailed, "CUDA_ERROR_LAUNCH_FAILED"},
+  };
+  auto it = names.find(error);
+  if (!name) return kInvalidValue;
+  *name = it == names.end() ? nullptr : it->second;
+  return it == names.end() ? kInvalidValue : kOk;
+}
+
+FAKE_API CUresult cuDeviceGetCount(int* count) {
+  FAKE_ENTRY("cuDeviceGetCount");
+  *count = s.devices;
+  return kOk;
+}
+
+FAKE_API CUresult cuDeviceGet(int* device, int ordinal) {
+  FAKE_ENTRY("cuDeviceGet");
+  if (ordinal < 0 || ordinal >= s.devices) return kInvalidDevice;
+  *device = ordinal;
+  return kOk;
+}
+
+FAKE_API CUresult cuDeviceGetName(char* name, int len, int device) {
+  FAKE_ENTRY("cuDeviceGetName");
+  if (device < 0 || device >= s.devices) return kInvalidDevice;
+  if (!name || len <= 0) return kInvalidValue;
+  std::snprintf(name, size_t(len), "NVIDIA H100 80GB HBM3 (Kiln fake driver)");
+  return kOk;
+}
+
+FAKE_API CUresult cuDeviceGetAttribute(int* value, int attribute, int device) {
+  FAKE_ENTRY("cuDeviceGetAttribute");
+  if (device < 0 || device >= s.devices) return kInvalidDevice;
+  int v = device_attribute(attribute);
+  if (v < 0) return kInvalidValue;
+  *value = v;
+  return kOk;
+}
+
+FAKE_API CUresult cuDeviceTotalMem_v2(size_t* bytes, int device) {
+  FAKE_ENTRY("cuDeviceTotalMem_v2");
+  if (device < 0 || device >= s.devices) return kInvalidDevice;
+  *bytes = kTotalMemory;
+  return kOk;
+}
+
+FAKE_API CUresult cuDevicePrimaryCtxRetain(void** ctx, int device) {
+  FAKE_ENTRY("cuDevicePrimaryCtxRetain");
+  if (device < 0 || device >= s.devices) return kInvalidDevice;
+  *ctx = &s.contexts[device];
+  return kOk;
+}
+
+FAKE_API CUresult cuCtxGetCurrent(void** ctx) {
+  FAKE_ENTRY("cuCtxGetCurrent");
+  *ctx = current;
+  return kOk;
+}
+
+FAKE_API CUresult cuCtxSetCurrent(void* ctx) {
+  FAKE_ENTRY("cuCtxSetCurrent");
+  auto* c = static_cast<Context*>(ctx);
+  if (c && (c < s.contexts || c >= s.contexts + s.devices)) return kInvalidContext;
+  current = c;
+  return kOk;
+}
+
+FAKE_API CUresult cuMemAlloc_v2(CUdeviceptr* ptr, size_t bytes) {
+  FAKE_ENTRY("cuMemAlloc_v2");
+  NEED_CONTEXT();
+  if (bytes == 0) return kInvalidValue;
+  const int device = current->device;
+  if (live_bytes(s, device) + bytes > s.limit[device]) return kOutOfMemory;
+  const size_t rounded = (bytes + 255) / 256 * 256;
+  void* p = std::aligned_alloc(256, rounded);
+  if (!p) return kOutOfMemory;
+  std::memset(p, 0xff, rounded);
+  s.allocations[reinterpret_cast<uintptr_t>(p)] = {bytes, device};
+  *ptr = CUdeviceptr(reinterpret_cast<uintptr_t>(p));
+  return kOk;
+}
+
+FAKE_API CUresult cuMemFree_v2(CUdeviceptr ptr) {
+  FAKE_ENTRY("cuMemFree_v2");
+  NEED_CONTEXT();
+  CUresult r = drain_all(s);  // frees wait for the device, as cudaFree does
+  auto it = s.allocations.find(uintptr_t(ptr));
+  if (it == s.allocations.end()) return kInvalidValue;
+  std::free(reinterpret_cast<void*>(it->first));
+  s.allocations.erase(it);
+  return r;
+}
+
+FAKE_API CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) {
+  FAKE_ENTRY("cuMemGetInfo_v2");
+  NEED_CONTEXT();
+  const int device = current->device;
+  *total_bytes = kTotalMemory;
+  *free_bytes = std::min(s.limit[device], kTotalMemory) - live_bytes(s, device);
+  return kOk;
+}
+
+FAKE_API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes,
+                                       void* stream) {
+  FAKE_ENTRY("cuMemcpyHtoDAsync_v2");
+  NEED_CONTEXT();
+  Stream* st = nullptr;
+  if (CUresult r = use_stream(s, stream, &st)) return r;
+  if (!find_range(s, dst, bytes) || (!src && bytes)) return kInvalidValue;
+  auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src),
+                                                    static_cast<const char*>(src) + bytes);
+  return enqueue(st, [&s, dst, staged] {
+    if (!find_range(s, dst, staged->size())) return kIllegalAddress;
+    std::memcpy(reinterpret_cast<void*>(uintptr_t(dst)), staged->data(), staged->size());
+    return kOk;
+  });
+}
+
+FAKE_API CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, void* stream) {
+  FAKE_ENTRY("cuMemcpyDtoHAsync_v2");
+  NEED_CONTEXT();
+  Stream* st = nullptr;
+  if (CUresult r = use_stream(s, stream, &st)) return r;
+  if (!find_range(s, src, bytes) || (!dst && bytes)) return kInvalidValue;
+  return enqueue(st, [&s, dst, src, bytes] {
+    if (!find_range(s, src, bytes)) return kIllegalAddress;
+    std::memcpy(dst, reinterpret_cast<const void*>(uintptr_t(src)), bytes);
+    return kOk;
+  });
+}
+
+FAKE_API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                                       void* stream) {
+  FAKE_ENTRY("cuMemcpyDtoDAsync_v2");
+  NEED_CONTEXT();
+  Stream* st = nullptr;
+  if (CUresult r = use_stream(s, stream, &st)) return r;
+  if (!find_range(s, dst, bytes) || !find_range(s, src, bytes)) return kInvalidValue;
+  return enqueue(st, [&s, dst, src, bytes] {
+    if (!find_range(s, dst, bytes) || !find_range(s, src, bytes)) return kIllegalAddress;
+    std::memmove(reinterpret_cast<void*>(uintptr_t(dst)),
+                 reinterpret_cast<const void*>(uintptr_t(src)), bytes);
+    return kOk;
+  });
+}
+
+FAKE_API CUresult cuMemcpyPeerAsync(CUdeviceptr dst, void* dst_ctx, CUdeviceptr src, void* src_ctx,
+                                    size_t bytes, void* stream) {
+  FAKE_ENTRY("cuMemcpyPeerAsync");
+  NEED_CONTEXT();
+  Stream* st = nullptr;
+  if (CUresult r = use_stream(s, stream, &st)) return r;
+  auto* dc = static_cast<Context*>(dst_ctx);
+  auto* sc = static_cast<Context*>(src_ctx);
+  for (Context* c : {dc, sc}) {
+    if (!c || c < s.contexts || c >= s.contexts + s.devices) return kInvalidContext;
+  }
+  const Allocation* d = find_range(s, dst, bytes);
+  const Allocation* from = find_range(s, src, bytes);
+  if (!d || !from || d->device != dc->device || from->device != sc->device) return kInvalidValue;
+  return enqueue(st, [&s, dst, src, bytes] {
+    if (!find_range(s, dst, bytes) || !find_range(s, src, bytes)) return kIllegalAddress;
+    std::memmove(reinterpret_cast<void*>(uintptr_t(dst)),
+                 reinterpret_cast<const void*>(uintptr_t(src)), bytes);
+    return kOk;
+  });
+}
+
+FAKE_API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t bytes,
+                                  void* stream) {
+  FAKE_ENTRY("cuMemsetD8Async");
+  NEED_CONTEXT();
+  Stream* st = nullptr;
+  if (CUresult r = use_stream(s, stream, &st)) return r;
+  if (!find_range(s, dst, bytes)) return kInvalidValue;
+  return enqueue(st, [&s, dst, value, bytes] {
+    if (!find_range(s, dst, bytes)) return kIllegalAddress;
+    std::memset(reinterpret_cast<void*>(uintptr_t(dst)), value, bytes);
+    return kOk;
+  });
+}
+
+FAKE_API CUresult cuStreamCreate(void** stream, unsigned flags) {
+  FAKE_ENTRY("cuStreamCreate");
+  NEED_CONTEXT();
+  if (flags > 1) return kInvalidValue;
+  auto* st = new Stream;
+  st->ctx = current;
+  st->flags = flags;
+  s.streams.push_back(st);
+  *stream = st;
+  return kOk;
+}
+
+FAKE_API CUresult cuStreamSynchronize(void* stream) {
+  FAKE_ENTRY("cuStreamSynchronize");
+  NEED_CONTEXT();
+  Stream* st = nullptr;
+  if (CUresult r = use_stream(s, stream, &st)) return r;
+  return st ? drain(st) : drain_all(s);
+}
+
+FAKE_API CUresult cuEventCreate(void** event, unsigned flags) {
+  FAKE_ENTRY("cuEventCreate");
+  NEED_CONTEXT();
+  if (flags != 0) return kInvalidValue;  // Kiln times with its events
+  auto* e = new Event;
+  e->ctx = current;
+  s.events.insert(e);
+  *event = e;
+  return kOk;
+}
+
+FAKE_API CUresult cuEventRecord(void* event, void* stream) {
+  FAKE_ENTRY("cuEventRecord");
+  NEED_CONTEXT();
+  auto* e = static_cast<Event*>(event);
+  if (!s.events.count(e)) return kInvalidHandle;
+  if (e->ctx != current) return kInvalidContext;
+  Stream* st = nullptr;
+  if (CUresult r = use_stream(s, stream, &st)) return r;
+  e->recorded = true;
+  e->done = false;
+  e->stream = st;
+  return enqueue(st, [e] {
+    e->done = true;
+    e->at = std::chrono::steady_clock::now();
+    return kOk;
+  });
+}
+
+FAKE_API CUresult cuEventSynchronize(void* event) {
+  FAKE_ENTRY("cuEventSynchronize");
+  auto* e = static_cast<Event*>(event);
+  if (!s.events.count(e)) return kInvalidHandle;
+  return e->stream ? drain(e->stream) : kOk;
+}
+
+FAKE_API CUresult cuEventElapsedTime_v2(float* ms, void* start, void* end) {
+  FAKE_ENTRY("cuEventElapsedTime_v2");
+  auto* a = static_cast<Event*>(start);
+  auto* b = static_cast<Event*>(end);
+  if (!s.events.count(a) || !s.events.count(b) || !a->recorded || !b->recorded) {
+    return kInvalidHandle;
+  }
+  if (!a->done || !b->done) return kNotReady;
+  *ms = std::chrono::duration<float, std::milli>(b->at - a->at).count();
+  return kOk;
+}
+
+FAKE_API CUresult cuEventDestroy_v2(void* event) {
+  FAKE_ENTRY("cuEventDestroy_v2");
+  auto* e = static_cast<Event*>(event);
+  if (!s.events.count(e)) return kInvalidHandle;
+  CUresult r = drain_all(s);  // queued records point at it
+  s.events.erase(e);
+  delete e;
+  return r;
+}
+
+FAKE_API CUresult cuModuleLoadData(void** module, const void* image) {
+  FAKE_ENTRY("cuModuleLoadData");
+  NEED_CONTEXT();
+  if (!image) return kInvalidValue;
+  std::unique_ptr<Module> m = parse_module(static_cast<const char*>(image));
+  if (!m) return kInvalidImage;
+  m->ctx = current;
+  for (auto& f : m->functions) s.functions.insert(f.get());
+  *module = m.get();
+  s.modules.insert(m.release());
+  return kOk;
+}
+
+FAKE_API CUresult cuModuleUnload(void* module) {
+  FAKE_ENTRY("cuModuleUnload");
+  auto* m = static_cast<Module*>(module);
+  if (!s.modules.count(m)) return kInvalidHandle;
+  CUresult r = drain_all(s);  // queued launches run its functions
+  for (auto& f : m->functions) s.functions.erase(f.get());
+  s.modules.erase(m);
+  delete m;
+  return r;
+}
+
+FAKE_API CUresult cuModuleGetFunction(void** function, void* module, const char* name) {
+  FAKE_ENTRY("cuModuleGetFunction");
+  NEED_CONTEXT();
+  auto* m = static_cast<Module*>(module);
+  if (!s.modules.count(m) || !name) return kInvalidHandle;
+  for (auto& f : m->functions) {
+    if (f->name == name) {
+      *function = f.get();
+      return kOk;
+    }
+  }
+  return kNotFound;
+}
+
+FAKE_API CUresult cuFuncGetAttribute(int* value, int attribute, void* function) {
+  FAKE_ENTRY("cuFuncGetAttribute");
+  auto* f = static_cast<Function*>(function);
+  if (!s.functions.count(f)) return kInvalidHandle;
+  switch (attribute) {
+    case 0:
+      *value = f->max_threads;
+      return kOk;
+    case 1:
+      *value = f->static_shared;
+      return kOk;
+    case 3:
+      *value = f->local;
+      return kOk;
+    case 4:
+      *value = f->regs;
+      return kOk;
+    case 8:
+      *value = f->max_dynamic_shared;
+      return kOk;
+    default:
+      return kInvalidValue;
+  }
+}
+
+FAKE_API CUresult cuFuncSetAttribute(void* function, int attribute, int value) {
+  FAKE_ENTRY("cuFuncSetAttribute");
+  NEED_CONTEXT();
+  auto* f = static_cast<Function*>(function);
+  if (!s.functions.count(f)) return kInvalidHandle;
+  if (f->module->ctx != current) return kInvalidContext;
+  if (attribute != 8 || value < 0 || value > kSharedOptin - f->static_shared) return kInvalidValue;
+  f->max_dynamic_shared = value;
+  return kOk;
+}
+
+FAKE_API CUresult cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                 unsigned by, unsigned bz, unsigned shared, void* stream,
+                                 void** params, void** extra) {
+  FAKE_ENTRY("cuLaunchKernel");
+  NEED_CONTEXT();
+  auto* f = static_cast<Function*>(function);
+  if (!s.functions.count(f)) return kInvalidHandle;
+  if (f->module->ctx != current) return kInvalidContext;
+  Stream* st = nullptr;
+  if (CUresult r = use_stream(s, stream, &st)) return r;
+  const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  unsigned long long threads = 1;
+  for (int d = 0; d < 3; ++d) {
+    if (grid[d] < 1 || grid[d] > unsigned(kMaxGrid[d])) return kInvalidValue;
+    if (block[d] < 1 || block[d] > unsigned(kMaxBlock[d])) return kInvalidValue;
+    threads *= block[d];
+  }
+  if (threads > unsigned(f->max_threads)) return kInvalidValue;
+  if (shared > unsigned(f->max_dynamic_shared)) return kInvalidValue;
+  if (extra || (f->nparams > 0 && !params)) return kInvalidValue;
+  // The driver reads every parameter now; Kiln's are all 8 bytes.
+  std::vector<uint64_t> values(size_t(f->nparams));
+  for (int i = 0; i < f->nparams; ++i) {
+    if (!params[i]) return kInvalidValue;
+    std::memcpy(&values[size_t(i)], params[i], 8);
+  }
+  KilnFakeCudaLaunch log{};
+  std::snprintf(log.function, sizeof log.function, "%s", f->name.c_str());
+  std::snprintf(log.builtin, sizeof log.builtin, "%s", f->builtin.c_str());
+  std::copy(grid, grid + 3, log.grid);
+  std::copy(block, block + 3, log.block);
+  log.shared_bytes = shared;
+  log.stream = stream;
+  log.device = current->device;
+  log.nparams = f->nparams;
+  for (int i = 0; i < std::min(f->nparams, 16); ++i) log.params[i] = values[size_t(i)];
+  s.launches.push_back(log);
+  Builtin fn = find_builtin(f->builtin)->fn;
+  Geometry g{{gx, gy, gz}, {bx, by, bz}, shared};
+  return enqueue(st, [&s, fn, g, values] { return fn(s, g, values); });
+}
+
+// ------------------------------------------------------------------------------- test controls
+
+FAKE_API int kiln_fake_cuda_launch_count(void) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return int(s.launches.size());
+}
+
+FAKE_API int kiln_fake_cuda_launch(int i, KilnFakeCudaLaunch* out) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (i < 0 || size_t(i) >= s.launches.size()) return -1;
+  *out = s.launches[size_t(i)];
+  return 0;
+}
+
+FAKE_API void kiln_fake_cuda_clear_launches(void) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.launches.clear();
+}
+
+FAKE_API int kiln_fake_cuda_calls(const char* entry_point) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.calls.find(entry_point);
+  return it == s.calls.end() ? 0 : it->second;
+}
+
+FAKE_API void kiln_fake_cuda_fail_next(const char* entry_point, int error) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.failures[entry_point] = error;
+}
+
+FAKE_API void kiln_fake_cuda_set_memory_limit(int device, unsigned long long bytes) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (device >= 0 && device < kMaxDevices) s.limit[device] = bytes;
+}
+
+FAKE_API unsigned long long kiln_fake_cuda_live_bytes(int device) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return live_bytes(s, device);
+}
+
+FAKE_API int kiln_fake_cuda_live_allocations(int device) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  int n = 0;
+  for (auto& [p, a] : s.allocations) n += a.device == device;
+  return n;
+}
+
+FAKE_API int kiln_fake_cuda_pending(void) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  size_t n = 0;
+  for (Stream* st : s.streams) n += st->work.size();
+  return int(n);
+}
+
+FAKE_API int kiln_fake_cuda_current_device(void) {
+  return current ? current->device : -1;
+}
+
+FAKE_API int kiln_fake_cuda_stream_flags(void* stream) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto* st = static_cast<Stream*>(stream);
+  if (std::find(s.streams.begin(), s.streams.end(), st) == s.streams.end()) return -1;
+  return int(st->flags);
+}

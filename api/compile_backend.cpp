@@ -57,6 +57,8 @@ const std::string& host_cpu_description() {
   return desc;
 }
 
+}  // namespace
+
 // The GNU build-id of the binary (executable or shared library) holding this
 // code, as hex; when it has none, the size and modification time of its file.
 // Computed once.
@@ -113,6 +115,8 @@ const std::string& build_identity() {
   }();
   return id;
 }
+
+namespace {
 
 // What the target of `options` is, in words: stored in each disk entry so a
 // reader can tell an entry made for another compiler or CPU from its own.

@@ -205,7 +205,11 @@ void KernelEmitter::for_loop(const loop::For* op) {
       std::string end = plain(emit(op->extent), 0);
       if (!from.empty()) end = "(" + min + " + " + end + ")";
       end = bind("kiln_i64", end, var + "_end");
-      if (op->for_kind == ForKind::Unrolled) line("KILN_UNROLL");
+      // The schedule decides unrolling: a serial loop stays a loop. Unrolled
+      // by NVVM, constant-trip loops (a 60-element row, a 3x3 window) keep
+      // every iteration's values live and spill under the launch bounds'
+      // register cap.
+      line(op->for_kind == ForKind::Unrolled ? "KILN_UNROLL" : "KILN_NO_UNROLL");
       line("for (kiln_i64 " + info.name + " = " + min + "; " + info.name + " < " + end + "; ++" +
            info.name + ") {");
       ++indent_;
@@ -413,7 +417,10 @@ std::string KernelEmitter::emit(int64_t* block) {
     text += "// " + k_.name + ": one thread\n";
   }
   text += "extern \"C\" __global__ void ";
-  if (threads > 0) text += "__launch_bounds__(" + std::to_string(threads) + ") ";
+  // At least one block per multiprocessor, nothing more: given only the
+  // block size, ptxas aims at full occupancy and caps registers (32 for 256
+  // threads), which spills reductions and convolutions.
+  if (threads > 0) text += "__launch_bounds__(" + std::to_string(threads) + ", 1) ";
   text += symbol_ + "(";
   for (size_t i = 0; i < params.size(); ++i) text += (i ? ", " : "") + params[i];
   text += ") {\n" + body + "}\n";

@@ -8,7 +8,7 @@
 // whose body holds GpuThread loops of one extent B (one per barrier phase),
 // barriers and GpuShared allocations at block level only; or a kernel with
 // no GPU loops at all, launched as one thread. Guarantees:
-//   - each kernel is `extern "C" __global__ void __launch_bounds__(B)
+//   - each kernel is `extern "C" __global__ void __launch_bounds__(B, 1)
 //     name(T0* __restrict__ b0, ..., kiln_i64 s0, ...)`: buffers in
 //     Kernel::buffers order (const when the kernel never stores to them),
 //     then one 64-bit slot per scalar in Kernel::scalars order (i64 as is,

@@ -22,8 +22,10 @@
 // A per-block array in shared memory, 16-byte aligned for 128-bit accesses.
 #define KILN_SHARED(T, name, n) __shared__ __align__(16) T name[n]
 #define KILN_ALIGN(n) __align__(n)
-// Before a loop the schedule unrolled (a hint; the loop stays correct).
+// Before a loop the schedule unrolled (a hint; the loop stays correct), and
+// before every other loop: the schedule decides unrolling, not NVVM.
 #define KILN_UNROLL _Pragma("unroll")
+#define KILN_NO_UNROLL _Pragma("unroll 1")
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
 #endif
@@ -36,6 +38,7 @@
 #define KILN_FN static inline
 #define KILN_ALIGN(n) alignas(n)
 #define KILN_UNROLL
+#define KILN_NO_UNROLL
 #endif
 
 typedef signed char kiln_i8;

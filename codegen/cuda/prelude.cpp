@@ -19,7 +19,7 @@ const std::vector<std::string>& prelude_names() {
       "extern \"C\"", "__global__", "__launch_bounds__", "__restrict__", "blockIdx.x",
       "threadIdx.x", "__syncthreads",
       // macros
-      "KILN_SHARED", "KILN_UNROLL", "INFINITY", "NAN",
+      "KILN_SHARED", "KILN_UNROLL", "KILN_NO_UNROLL", "INFINITY", "NAN",
       // types
       "kiln_i8", "kiln_u8", "kiln_i16", "kiln_u16", "kiln_i32", "kiln_u32", "kiln_i64", "kiln_u64",
       "kiln_f16", "kiln_bf16", "kiln_vec",

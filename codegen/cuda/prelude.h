@@ -4,10 +4,11 @@
 // header, which must define the same names (it may include
 // kiln_prelude.cuh, which is host C++ too, and add the CUDA ones):
 //
-//   CUDA:      extern "C", __global__, __launch_bounds__(B), __restrict__,
+//   CUDA:      extern "C", __global__, __launch_bounds__(B, 1), __restrict__,
 //              blockIdx.x, threadIdx.x, __syncthreads()
 //   macros:    KILN_SHARED(T, name, n)   a per-block array, 16-byte aligned
 //              KILN_UNROLL               before an unrolled loop (a hint)
+//              KILN_NO_UNROLL            before every other loop (not unrolled)
 //              INFINITY, NAN             float constants
 //   types:     kiln_i8 kiln_u8 kiln_i16 kiln_u16 kiln_i32 kiln_u32 kiln_i64
 //              kiln_u64; kiln_f16 kiln_bf16 (16-bit patterns in memory);

@@ -59,7 +59,7 @@ TEST(CudaEmitter, ElementwiseKernelSignatureAndIndexing) {
   std::string s = emit(k);
   EXPECT_HAS(s, "// scale_exp: grid ((n + 255) / 256), block 256\n");
   EXPECT_HAS(s,
-             "extern \"C\" __global__ void __launch_bounds__(256) scale_exp(const float* "
+             "extern \"C\" __global__ void __launch_bounds__(256, 1) scale_exp(const float* "
              "__restrict__ x, float* __restrict__ y, kiln_i64 n, kiln_i64 a_slot) {\n");
   EXPECT_HAS(s, "  const float a = kiln_slot_f32(a_slot);\n");
   EXPECT_HAS(s, "const kiln_i64 i_blk = (kiln_i64)blockIdx.x;\n");
@@ -86,7 +86,7 @@ TEST(CudaEmitter, BlockPhasesSharedMemoryAndBarriers) {
            {},
            For::make(ivar("b"), make_int(0), make_int(1), ForKind::GpuBlock, body)};
   std::string s = emit(k);
-  EXPECT_HAS(s, "__launch_bounds__(128) reverse(");
+  EXPECT_HAS(s, "__launch_bounds__(128, 1) reverse(");
   EXPECT_HAS(s, "KILN_SHARED(float, tile, 128);\n");
   EXPECT_HAS(s, "tile[t0] = x[t0];\n");
   EXPECT_HAS(s, "\n    __syncthreads();\n");  // at block level
@@ -112,7 +112,7 @@ TEST(CudaEmitter, LocalArraysLetsAndSerialLoops) {
   std::string s = emit(k);
   EXPECT_HAS(s, "float acc[1];\n");
   EXPECT_HAS(s, "acc[0] = 0.0f;\n");
-  EXPECT_HAS(s, "for (kiln_i64 r = 0; r < d; ++r) {\n");
+  EXPECT_HAS(s, "KILN_NO_UNROLL\n        for (kiln_i64 r = 0; r < d; ++r) {\n");
   EXPECT_HAS(s, "acc[0] = acc[0] + x[(((i_blk * 256) + i_thr) * d) + r];\n");
   EXPECT_HAS(s, "const float m = acc[0];\n");
   EXPECT_HAS(s, "y[(i_blk * 256) + i_thr] = m / (float)d;\n");
@@ -235,7 +235,7 @@ TEST(CudaEmitter, NamesBecomeValidUniqueIdentifiers) {
   EXPECT_EQ(p.entries[0].block, 1);  // no GPU loops: one thread
   EXPECT_HAS(p.kernels, "// 3d.copy: one thread\n");
   EXPECT_HAS(p.kernels,
-             "__launch_bounds__(1) v_3d_copy(const float* __restrict__ x_in, float* "
+             "__launch_bounds__(1, 1) v_3d_copy(const float* __restrict__ x_in, float* "
              "__restrict__ v_int, kiln_i64 v_kiln_n)");
   EXPECT_HAS(p.kernels, "for (kiln_i64 v_threadIdx = 0; v_threadIdx < v_kiln_n; ++v_threadIdx)");
 }

@@ -3,7 +3,7 @@
 // indices, barriers, shared and local arrays, lets, vector lanes with 128-bit
 // accesses, f16 rounding, wrapping data arithmetic next to plain index
 // arithmetic, constants, names made valid and unique) and the errors for
-// what GPU code cannot have. Every program that emits is also compiled by
+// what GPU code cannot have. Every kernel that emits is also compiled by
 // NVRTC for sm_90 when NVRTC is present (skipped with the reason otherwise).
 #include <gtest/gtest.h>
 
@@ -37,25 +37,23 @@ Stmt over_grid(const Expr& n, const std::function<Stmt(Expr)>& body, int64_t thr
                    ForKind::GpuBlock, t);
 }
 
-// Every program a test emitted, compiled together at the end.
-std::vector<Kernel>& all_kernels() {
-  static std::vector<Kernel> ks;
-  return ks;
-}
-
 std::string emit(const Kernel& k) {
-  all_kernels().push_back(k);
   return emit_cuda({k}).kernels;
 }
 
 #define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
 
-TEST(CudaEmitter, ElementwiseKernelSignatureAndIndexing) {
+Kernel elementwise_kernel() {
   Buf x = make_buf("x", DType::F32), y = make_buf("y", DType::F32);
   Expr n = ivar("n"), a = Var::make({DType::F32, 1}, "a");
   Kernel k{"scale_exp", {x, y}, {n, a}, over_grid(n, [&](Expr i) {
              return Store::make(y, i, Call::make({DType::F32, 1}, "exp", {Load::make(x, i)}) * a);
            })};
+  return k;
+}
+
+TEST(CudaEmitter, ElementwiseKernelSignatureAndIndexing) {
+  Kernel k = elementwise_kernel();
   std::string s = emit(k);
   EXPECT_HAS(s, "// scale_exp: grid ((n + 255) / 256), block 256\n");
   EXPECT_HAS(s,
@@ -70,7 +68,7 @@ TEST(CudaEmitter, ElementwiseKernelSignatureAndIndexing) {
   EXPECT_EQ(emit_cuda({k}).source().rfind("#include \"kiln_prelude.cuh\"\n", 0), 0u);
 }
 
-TEST(CudaEmitter, BlockPhasesSharedMemoryAndBarriers) {
+Kernel block_phases_kernel() {
   // One block: phase 1 stages x into shared memory, phase 2 reverses it.
   Buf x = make_buf("x", DType::F32), y = make_buf("y", DType::F32);
   Buf tile = make_buf("tile", DType::F32);
@@ -85,6 +83,11 @@ TEST(CudaEmitter, BlockPhasesSharedMemoryAndBarriers) {
            {x, y},
            {},
            For::make(ivar("b"), make_int(0), make_int(1), ForKind::GpuBlock, body)};
+  return k;
+}
+
+TEST(CudaEmitter, BlockPhasesSharedMemoryAndBarriers) {
+  Kernel k = block_phases_kernel();
   std::string s = emit(k);
   EXPECT_HAS(s, "__launch_bounds__(128, 1) reverse(");
   EXPECT_HAS(s, "KILN_SHARED(float, tile, 128);\n");
@@ -95,7 +98,7 @@ TEST(CudaEmitter, BlockPhasesSharedMemoryAndBarriers) {
   EXPECT_LT(s.find("__syncthreads"), s.find("y[t1]"));
 }
 
-TEST(CudaEmitter, LocalArraysLetsAndSerialLoops) {
+Kernel row_sum_kernel() {
   Buf x = make_buf("x", DType::F32), y = make_buf("y", DType::F32);
   Buf acc = make_buf("acc", DType::F32);
   Expr n = ivar("n"), d = ivar("d"), r = ivar("r"), m = Var::make({DType::F32, 1}, "m");
@@ -109,6 +112,11 @@ TEST(CudaEmitter, LocalArraysLetsAndSerialLoops) {
         return Allocate::make(acc, make_int(1), MemoryScope::Stack,
                               Block::make({init, loop, Store::make(y, i, mean)}));
       })};
+  return k;
+}
+
+TEST(CudaEmitter, LocalArraysLetsAndSerialLoops) {
+  Kernel k = row_sum_kernel();
   std::string s = emit(k);
   EXPECT_HAS(s, "float acc[1];\n");
   EXPECT_HAS(s, "acc[0] = 0.0f;\n");
@@ -118,7 +126,7 @@ TEST(CudaEmitter, LocalArraysLetsAndSerialLoops) {
   EXPECT_HAS(s, "y[(i_blk * 256) + i_thr] = m / (float)d;\n");
 }
 
-TEST(CudaEmitter, DenseLanesMoveAs128BitAccessesOthersPerLane) {
+Kernel vector_lanes_kernel() {
   Buf x = make_buf("x", DType::F32), y = make_buf("y", DType::F32), z = make_buf("z", DType::F32);
   Buf loc = make_buf("loc", DType::F32);
   Expr n = ivar("n");
@@ -139,6 +147,11 @@ TEST(CudaEmitter, DenseLanesMoveAs128BitAccessesOthersPerLane) {
                               Store::make(y, i, Load::make(loc, make_int(3)))}));
              return Block::make({st, st2, st3});
            })};
+  return k;
+}
+
+TEST(CudaEmitter, DenseLanesMoveAs128BitAccessesOthersPerLane) {
+  Kernel k = vector_lanes_kernel();
   std::string s = emit(k);
   EXPECT_HAS(s,
              "const kiln_vec<float, 4> x_v = kiln_vload<float, 4>(x + (((i_blk * 256) + i_thr) * "
@@ -155,7 +168,7 @@ TEST(CudaEmitter, DenseLanesMoveAs128BitAccessesOthersPerLane) {
   EXPECT_EQ(s.find("kiln_vload<float, 4>(loc"), std::string::npos);
 }
 
-TEST(CudaEmitter, HalfPrecisionRoundsAfterEveryOperation) {
+Kernel half_kernel() {
   Buf x = make_buf("x", DType::F16), y = make_buf("y", DType::F16);
   Buf b = make_buf("b", DType::BF16);
   Expr n = ivar("n");
@@ -165,6 +178,11 @@ TEST(CudaEmitter, HalfPrecisionRoundsAfterEveryOperation) {
              Expr w = Cast::make({DType::F16, 1}, Load::make(b, i));
              return Store::make(y, i, Call::make({DType::F16, 1}, "tanh", {v}) + w);
            })};
+  return k;
+}
+
+TEST(CudaEmitter, HalfPrecisionRoundsAfterEveryOperation) {
+  Kernel k = half_kernel();
   std::string s = emit(k);
   EXPECT_HAS(s,
              "const kiln_f16* __restrict__ x, const kiln_bf16* __restrict__ b, kiln_f16* "
@@ -179,7 +197,7 @@ TEST(CudaEmitter, HalfPrecisionRoundsAfterEveryOperation) {
   EXPECT_HAS(s, "y[(i_blk * 256) + i_thr] = kiln_f32_to_f16(kiln_round_f16(");
 }
 
-TEST(CudaEmitter, DataArithmeticWrapsIndexArithmeticStaysPlain) {
+Kernel int_kernel() {
   Buf x = make_buf("x", DType::I32), y = make_buf("y", DType::I32), z = make_buf("z", DType::I8);
   Expr n = ivar("n");
   Kernel k{"ints", {x, y, z}, {n}, over_grid(n, [&](Expr i) {
@@ -189,6 +207,11 @@ TEST(CudaEmitter, DataArithmeticWrapsIndexArithmeticStaysPlain) {
                  z, i, Cast::make({DType::I8, 1}, v) + IntImm::make({DType::I8, 1}, 100));
              return Block::make({a, c});
            })};
+  return k;
+}
+
+TEST(CudaEmitter, DataArithmeticWrapsIndexArithmeticStaysPlain) {
+  Kernel k = int_kernel();
   std::string s = emit(k);
   EXPECT_HAS(s,
              "y[(i_blk * 256) + i_thr] = kiln_add_wrap(kiln_mul_wrap(x[(i_blk * 256) + i_thr], "
@@ -198,7 +221,7 @@ TEST(CudaEmitter, DataArithmeticWrapsIndexArithmeticStaysPlain) {
   EXPECT_HAS(s, "grid ((n + 255) / 256)");
 }
 
-TEST(CudaEmitter, ConstantsCastsAndBooleans) {
+Kernel constants_kernel() {
   Buf x = make_buf("x", DType::F32), m = make_buf("m", DType::Bool), y = make_buf("y", DType::I64);
   Buf f = make_buf("f", DType::F64);
   Expr n = ivar("n");
@@ -211,6 +234,11 @@ TEST(CudaEmitter, ConstantsCastsAndBooleans) {
              Stmt c = Store::make(f, i, Cast::make({DType::F64, 1}, v) * fimm(0.1, DType::F64));
              return Block::make({a, b, c});
            })};
+  return k;
+}
+
+TEST(CudaEmitter, ConstantsCastsAndBooleans) {
+  Kernel k = constants_kernel();
   std::string s = emit(k);
   EXPECT_HAS(s, "(const float* __restrict__ x, kiln_u8* __restrict__ m, kiln_i64* __restrict__ y");
   EXPECT_HAS(s,
@@ -222,14 +250,16 @@ TEST(CudaEmitter, ConstantsCastsAndBooleans) {
   EXPECT_HAS(s, "f[(i_blk * 256) + i_thr] = (double)x[(i_blk * 256) + i_thr] * 0.1;\n");
 }
 
-TEST(CudaEmitter, NamesBecomeValidUniqueIdentifiers) {
+// Names that are not C identifiers, or are reserved.
+Kernel awkward_names_kernel() {
   Buf x = make_buf("x.in", DType::F32), y = make_buf("int", DType::F32);
   Expr n = ivar("kiln_n"), t = ivar("threadIdx");
   Stmt body = For::make(t, make_int(0), n, ForKind::Serial, Store::make(y, t, Load::make(x, t)));
-  Kernel k1{"3d.copy", {x, y}, {n}, body};
-  Kernel k2{"3d.copy", {x, y}, {n}, body};
-  CudaProgram p = emit_cuda({k1, k2});
-  all_kernels().push_back(k1);
+  return Kernel{"3d.copy", {x, y}, {n}, body};
+}
+
+TEST(CudaEmitter, NamesBecomeValidUniqueIdentifiers) {
+  CudaProgram p = emit_cuda({awkward_names_kernel(), awkward_names_kernel()});
   EXPECT_EQ(p.entries[0].symbol, "v_3d_copy");
   EXPECT_EQ(p.entries[1].symbol, "v_3d_copy_2");
   EXPECT_EQ(p.entries[0].block, 1);  // no GPU loops: one thread
@@ -269,16 +299,26 @@ TEST(CudaEmitter, WhatGpuCodeCannotHaveIsAnErrorNamingTheKernel) {
   EXPECT_THROW(emit_cuda({k}), InternalError);
 }
 
-// Last (tests run in order within a file): everything above through NVRTC.
-TEST(CudaEmitter, ZzEveryEmittedProgramCompilesWithNvrtc) {
+// Every kernel above in one program (ctest runs each test in a process of
+// its own, so the kernels are built again here).
+TEST(CudaEmitter, EveryProgramCompilesWithNvrtc) {
   std::string why = codegen::cuda::nvrtc_unavailable_reason();
   if (!why.empty()) GTEST_SKIP() << why;
-  ASSERT_FALSE(all_kernels().empty());
-  CudaProgram p = emit_cuda(all_kernels());
+  CudaProgram p = emit_cuda({elementwise_kernel(), block_phases_kernel(), row_sum_kernel(),
+                             vector_lanes_kernel(), half_kernel(), int_kernel(), constants_kernel(),
+                             awkward_names_kernel()});
   codegen::cuda::CudaImage image = codegen::cuda::nvrtc_compile(p.source(), "emitter_test.cu", {});
   EXPECT_TRUE(image.cubin);
   EXPECT_EQ(image.arch, "sm_90");
-  EXPECT_EQ(image.resources.size(), p.entries.size()) << image.log;
+  ASSERT_EQ(image.resources.size(), p.entries.size()) << image.log;
+  for (const codegen::cuda::KernelResources& r : image.resources) {
+    EXPECT_EQ(r.spill_stores + r.spill_loads, 0) << r.symbol << "\n" << image.log;
+  }
+  for (const codegen::cuda::KernelResources& r : image.resources) {
+    if (r.symbol == "reverse") {
+      EXPECT_EQ(r.shared, 128 * 4) << image.log;  // its tile
+    }
+  }
 }
 
 }  // namespace

@@ -75,22 +75,30 @@ std::vector<Backend> make_registry() {
   cuda.description = "CUDA C compiled by NVRTC, launched through the CUDA driver";
   cuda.targets = {TargetKind::CUDA};
   cuda.devices = {Device::Kind::CUDA};
-  cuda.unavailable = [] {
-    return std::string("not built: this Kiln has no CUDA backend yet (CUDA C through NVRTC)");
+  cuda.unavailable = cuda_unavailable;
+  // The CUDA C emitter is always built; NVRTC is needed for images only.
+  cuda.cannot_generate = [] { return std::string(); };
+  cuda.compile = compile_cuda;
+  cuda.dump = dump_cuda;
+  cuda.stages = {
+      {"cuda", "the CUDA C program NVRTC compiles (all kernels, after Kiln's prelude)"},
+      {"ptx", "PTX from NVRTC for the GPU's architecture"},
+      {"sass-resources", "registers, spills, local and shared memory per kernel (ptxas)"},
   };
   r.push_back(std::move(cuda));
   return r;
 }
 
-// Why `b` cannot run on `d` in this process, or empty.
-std::string backend_problem(const Backend& b, Device d) {
+// Why `b` cannot run on `d` in this process (or, with `load` false, cannot
+// generate code for it), or empty.
+std::string backend_problem(const Backend& b, Device d, bool load) {
   if (!b.runs_on(d)) {
     std::vector<std::string> kinds;
     for (Device::Kind k : b.devices) kinds.push_back(kind_name(k));
     return "backend '" + b.name + "' does not run on " + d.str() + " (it runs on " + joined(kinds) +
            ")";
   }
-  std::string why = b.unavailable();
+  std::string why = load ? b.unavailable() : b.generation_problem();
   return why.empty() ? why : "backend '" + b.name + "' is unavailable: " + why;
 }
 
@@ -102,6 +110,10 @@ bool Backend::runs_on(Device d) const {
 
 bool Backend::serves(passes::TargetKind k) const {
   return std::find(targets.begin(), targets.end(), k) != targets.end();
+}
+
+std::string Backend::generation_problem() const {
+  return cannot_generate ? cannot_generate() : unavailable();
 }
 
 const std::vector<Backend>& backend_registry() {
@@ -118,7 +130,8 @@ const Backend* find_backend(const std::string& name) {
 
 const Backend& select_backend(const CompileOptions& o) {
   const Device d = o.device;
-  const std::string device_problem = runtime::device_unavailable_reason(d);
+  // Generating code only, the device need not be usable.
+  const std::string device_problem = o.load ? runtime::device_unavailable_reason(d) : "";
   if (!o.backend.empty()) {
     const Backend* b = find_backend(o.backend);
     if (!b) {
@@ -127,7 +140,7 @@ const Backend& select_backend(const CompileOptions& o) {
       KILN_USER_ERROR("compile: unknown backend '" << o.backend << "' (backends: " << joined(names)
                                                    << ")");
     }
-    std::string why = backend_problem(*b, d);
+    std::string why = backend_problem(*b, d, o.load);
     KILN_USER_CHECK(why.empty(), "compile: " << why);
     KILN_USER_CHECK(device_problem.empty(),
                     "compile: device " << d.str() << " is unavailable: " << device_problem);
@@ -139,7 +152,7 @@ const Backend& select_backend(const CompileOptions& o) {
   std::vector<std::string> missing;
   for (const Backend& b : backend_registry()) {
     if (b.name == "interp" || !b.runs_on(d)) continue;
-    std::string why = b.unavailable();
+    std::string why = o.load ? b.unavailable() : b.generation_problem();
     if (why.empty()) {
       chosen = &b;
       break;

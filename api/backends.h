@@ -9,7 +9,8 @@
 //   loop-eval  cpu code on the host, or GPU-mapped code on a sim device,
 //              run by the loop-IR evaluator
 //   interp     the reference interpreter on the host (nothing is lowered)
-//   cuda       GPU code on a cuda device (CUDA C through NVRTC): not built yet
+//   cuda       GPU code on a cuda device (CUDA C through NVRTC; loading and
+//              launching come with the CUDA device runtime)
 //
 // docs/backends.md says what a new backend implements and registers.
 #pragma once
@@ -34,6 +35,10 @@ struct Backend {
   // ..."); empty when it can. Device availability is separate
   // (runtime::device_unavailable_reason).
   std::function<std::string()> unavailable;
+  // Why this build cannot even generate its code, for a compile that only
+  // generates it (CompileOptions::load false, e.g. for a dump): empty when
+  // it can. Unset: unavailable().
+  std::function<std::string()> cannot_generate;
   // Scheduled kernels (impl.scheduled, for impl.target on impl.device) to
   // launchable kernels; fills impl's backend state (module, reports).
   std::function<compile_detail::KernelEntries(CompiledFunction::Impl& impl)> compile;
@@ -46,6 +51,8 @@ struct Backend {
 
   bool runs_on(Device d) const;
   bool serves(passes::TargetKind k) const;
+  // cannot_generate(), or unavailable() when it is unset.
+  std::string generation_problem() const;
 };
 
 // Every backend, in the order the table lists them (preference order for a
@@ -58,6 +65,8 @@ const Backend* find_backend(const std::string& name);
 // runs on options.device), checked to run on that device, with the device
 // and the backend available: kiln::Error naming what is missing otherwise
 // ("device cuda:0 is unavailable: ...; no backend that runs on cuda is built").
+// With options.load false only code is generated: the device need not be
+// usable, and a backend only needs what generation needs.
 const Backend& select_backend(const CompileOptions& options);
 
 // Per-backend compile steps (their own files).
@@ -68,5 +77,9 @@ compile_detail::KernelEntries compile_llvm(CompiledFunction::Impl& impl);  // co
 std::string dump_llvm(const CompiledFunction::Impl& impl, const std::vector<loop::Kernel>& kernels,
                       const std::string& stage);
 #endif
+compile_detail::KernelEntries compile_cuda(CompiledFunction::Impl& impl);  // cuda_backend.cpp
+std::string dump_cuda(const CompiledFunction::Impl& impl, const std::vector<loop::Kernel>& kernels,
+                      const std::string& stage);
+std::string cuda_unavailable();  // NVRTC's absence, or empty
 
 }  // namespace kiln::api

@@ -20,6 +20,7 @@
 #include "passes/fuse.h"
 #include "passes/pipeline.h"
 #include "passes/schedule/loop_pipeline.h"
+#include "runtime/device.h"
 
 namespace kiln {
 
@@ -68,6 +69,11 @@ void check_options(const CompileOptions& o) {
   KILN_USER_CHECK(std::isfinite(o.autotune_budget_s) && o.autotune_budget_s > 0,
                   "compile: autotune_budget_s must be a positive number of seconds, got "
                       << o.autotune_budget_s);
+  int cc = 0;
+  KILN_USER_CHECK(api::parse_cuda_arch(o.cuda_arch, &cc),
+                  "compile: cuda_arch must be sm_ and the compute capability's digits (sm_90, "
+                  "sm_120), got '"
+                      << o.cuda_arch << "'");
   for (size_t i = 0; i < o.example_shapes.size(); ++i) {
     for (int64_t d : o.example_shapes[i]) {
       KILN_USER_CHECK(d >= 0, "compile: example_shapes[" << i << "] has a negative size " << d);
@@ -255,8 +261,11 @@ std::shared_ptr<CompiledFunction::Impl> build(const ir::Graph& source,
   impl->scheduled = schedule_kernels(impl->lowered, plans, options, impl->target, print);
   // 4. Code generation (or evaluator launchers), by the backend.
   compile_detail::KernelEntries entries = backend.compile(*impl);
-  // 5. The launch list and buffer plan.
-  impl->exec = compile_detail::build_executable(*g, plans, entries);
+  // 5. The launch list and buffer plan (generating code only, on a device
+  //    that exists: the plan allocates there).
+  if (options.load || runtime::device_unavailable_reason(impl->device).empty()) {
+    impl->exec = compile_detail::build_executable(*g, plans, entries);
+  }
   return impl;
 }
 
@@ -273,7 +282,7 @@ runtime::CacheKey function_key(const ir::Graph& g, const CompileOptions& o,
   h.add("kiln-function-v3").add(ir::print_graph(g)).add(backend).add(o.device.str());
   h.add(uint64_t(o.opt_level)).add(uint64_t(o.num_threads)).add(uint64_t(o.schedule));
   h.add(uint64_t(o.fast_math)).add(o.cpu).add(uint64_t(o.fuse)).add(uint64_t(o.optimize));
-  h.add(uint64_t(o.autotune));
+  h.add(uint64_t(o.autotune)).add(uint64_t(o.load)).add(o.cuda_arch);
   if (o.autotune) {
     uint64_t budget_bits;
     static_assert(sizeof budget_bits == sizeof o.autotune_budget_s);
@@ -368,6 +377,11 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inpu
 std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& inputs,
                                           CallStats* stats) const {
   const Impl& impl = checked(impl_);
+  KILN_USER_CHECK(impl.options.load,
+                  "CompiledFunction '" << impl.name
+                                       << "' was compiled with CompileOptions::load = false (code "
+                                          "generation only, for dumps); compile it with load = "
+                                          "true to run it");
   if (!impl.exec) return ir::interpret(*impl.graph, inputs);
   runtime::ExecutableStats es;
   std::vector<Tensor> out = impl.exec->run(inputs, &es);
@@ -404,6 +418,13 @@ std::string CompiledFunction::dump(const std::string& stage) const {
   if (stage == "kernels") return explain_text(impl, /*with_nodes=*/true);
   if (stage == "loops") return passes::kernels_text(lowered(nullptr));
   if (stage == "plan") {
+    // Code generated without its device (load false) has no launch plan: the
+    // plan's buffers are placed on a device that exists.
+    const std::string device_problem =
+        impl.options.load ? std::string() : runtime::device_unavailable_reason(impl.device);
+    KILN_USER_CHECK(impl.exec || device_problem.empty(),
+                    "dump: stage 'plan' needs a usable device, and "
+                        << impl.device.str() << " is unavailable: " << device_problem);
     KILN_USER_CHECK(impl.exec,
                     "dump: stage 'plan' needs a compiled backend (this function runs "
                     "on the '"
@@ -423,7 +444,7 @@ std::string CompiledFunction::dump(const std::string& stage) const {
     bool owns = std::any_of(b.stages.begin(), b.stages.end(),
                             [&](const DumpStageInfo& s) { return s.name == stage; });
     if (!owns) continue;
-    std::string why = b.unavailable();
+    std::string why = b.generation_problem();
     KILN_USER_CHECK(why.empty(), "dump: stage '" << stage << "' needs the " << b.name
                                                  << " backend, which is unavailable: " << why);
     KILN_USER_CHECK(b.serves(impl.target.kind),

@@ -57,6 +57,8 @@ const std::string& host_cpu_description() {
   return desc;
 }
 
+}  // namespace
+
 // The GNU build-id of the binary (executable or shared library) holding this
 // code, as hex; when it has none, the size and modification time of its file.
 // Computed once.
@@ -114,13 +116,15 @@ const std::string& build_identity() {
   return id;
 }
 
+// The llvm backend's helpers (unused, so an error, without LLVM).
+#ifdef KILN_WITH_LLVM
+namespace {
+
 // What the target of `options` is, in words: stored in each disk entry so a
 // reader can tell an entry made for another compiler or CPU from its own.
 std::string target_description(const codegen::CodegenOptions& options) {
   std::string d = "kiln " KILN_VERSION " (" + build_identity() + ")";
-#ifdef KILN_WITH_LLVM
   d += "; llvm " LLVM_VERSION_STRING;
-#endif
   d += "; cpu " + (options.cpu.empty() ? host_cpu_description() : options.cpu);
   d += "; O" + std::to_string(options.opt_level) + (options.fast_math ? " fast-math" : "");
   return d;
@@ -139,6 +143,7 @@ double ms(double seconds) {
 }
 
 }  // namespace
+#endif
 
 std::string canonical_kernels(const std::vector<loop::Kernel>& kernels) {
   return loop::canonical_bytes(kernels);

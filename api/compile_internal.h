@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "codegen/backend.h"
+#include "codegen/cuda/cuda_emitter.h"
+#include "codegen/cuda/nvrtc.h"
 #include "ir/graph.h"
 #include "ir/loop/loop_ir.h"
 #include "kiln/compile.h"
@@ -31,6 +33,16 @@ struct CodegenReport {
   codegen::CodegenTimes times;
 };
 
+// What the cuda backend made of a function (api/cuda_backend.cpp): the
+// kernels as one CUDA C program and, once NVRTC compiled it, the image a
+// loader hands the driver (the kernels' symbols are program.entries).
+struct CudaCode {
+  codegen::cuda::CudaProgram program;
+  codegen::cuda::NvrtcOptions nvrtc;  // what the image is compiled with
+  // Null when only code was generated (CompileOptions::load false).
+  std::shared_ptr<const codegen::cuda::CudaImage> image;
+};
+
 // What one compile's autotuning did (api/autotune.h), counted over the
 // groups that hold a contraction with algorithm candidates.
 struct AutotuneReport {
@@ -45,7 +57,7 @@ struct AutotuneReport {
 
 struct CompiledFunction::Impl {
   std::string name;       // the graph's name
-  std::string backend;    // "llvm", "loop-eval", "interp" (api/backends.h)
+  std::string backend;    // "llvm", "loop-eval", "interp", "cuda" (api/backends.h)
   Device device;          // where its kernels run
   passes::Target target;  // what they were generated for (from the device)
   CompileOptions options;
@@ -56,10 +68,13 @@ struct CompiledFunction::Impl {
   std::vector<loop::Kernel> scheduled;        // what the backend compiled
   std::shared_ptr<codegen::Backend> codegen;  // llvm: kept for dumps
   codegen::CodegenOptions codegen_options;
-  std::shared_ptr<codegen::CompiledModule> module;  // keeps the machine code alive
+  std::shared_ptr<codegen::CompiledModule> module;       // keeps the machine code alive
+  std::shared_ptr<const compile_detail::CudaCode> cuda;  // cuda: the program and its image
   compile_detail::CodegenReport codegen_report;
   compile_detail::AutotuneReport autotune_report;  // all zero unless autotuning ran
-  std::unique_ptr<runtime::Executable> exec;       // null for "interp"
+  // Null for "interp", and when only code was generated (options.load false)
+  // for a device this process cannot use.
+  std::unique_ptr<runtime::Executable> exec;
 };
 
 namespace compile_detail {
@@ -100,6 +115,11 @@ std::string algorithms_text(const std::vector<passes::KernelGroup>& groups);
 
 // The host CPU as LLVM names it ("znver5"), or "generic" without LLVM.
 const std::string& host_cpu_name();
+
+// The identity of this Kiln build (its GNU build-id, else its binary's size
+// and time): in every disk cache key, since KILN_VERSION does not change when
+// a code generator does.
+const std::string& build_identity();
 
 // Everything compile() does for `g`, uncached, except that every contraction
 // runs candidate `algorithm` (LowerOptions::algorithm) instead of the

@@ -51,10 +51,38 @@ passes::GpuTarget gpu_target(const runtime::DeviceProperties& p) {
   return t;
 }
 
+passes::GpuTarget gpu_target_for_arch(const std::string& arch) {
+  int cc = 0;
+  KILN_USER_CHECK(parse_cuda_arch(arch, &cc),
+                  "compile: cuda_arch must be sm_ and the compute capability's digits (sm_90, "
+                  "sm_120), got '"
+                      << arch << "'");
+  passes::GpuTarget t;  // an H100-like part but for the architecture
+  t.name = arch;
+  t.compute_capability = cc;
+  return t;
+}
+
+bool parse_cuda_arch(const std::string& arch, int* compute_capability) {
+  if (arch.size() < 5 || arch.size() > 6 || arch.rfind("sm_", 0) != 0) return false;
+  int cc = 0;
+  for (size_t i = 3; i < arch.size(); ++i) {
+    if (arch[i] < '0' || arch[i] > '9') return false;
+    cc = cc * 10 + (arch[i] - '0');
+  }
+  if (cc < 10) return false;
+  *compute_capability = cc;
+  return true;
+}
+
 passes::Target target_for(const CompileOptions& o) {
   if (o.device.is_cpu()) {
     return passes::Target::for_cpu(o.cpu.empty() ? host_cpu_target(o.num_threads)
                                                  : generic_cpu_target(o.num_threads));
+  }
+  // Code only: the device need not exist, the architecture is named.
+  if (o.device.kind == Device::Kind::CUDA && !o.load) {
+    return passes::Target::for_gpu(gpu_target_for_arch(o.cuda_arch));
   }
   const runtime::DeviceProperties& p = runtime::device_runtime(o.device).properties();
   KILN_INTERNAL_CHECK(p.gpu, "target: device " << o.device.str() << " is neither a CPU nor a GPU");

@@ -1,8 +1,8 @@
 // The compile target of a function, built once here from the device it is
 // compiled for and handed down to the passes (passes/target.h): the host CPU
 // from runtime/cpu_info, a generic x86-64-v3 description when code is
-// generated for another CPU, and (once the CUDA runtime queries devices) a
-// GPU's description from its properties.
+// generated for another CPU, a GPU's description from its properties, or a
+// named architecture's when a cuda function is generated without its device.
 #pragma once
 
 #include "kiln/compile.h"
@@ -22,9 +22,17 @@ passes::Target host_target(int threads = 0);
 // A GPU's description from its device properties (sim or CUDA).
 passes::GpuTarget gpu_target(const runtime::DeviceProperties& properties);
 
+// A GPU of architecture `arch` ("sm_90": GpuTarget's defaults with that
+// compute capability), for code generated without the device; kiln::Error
+// for a malformed name.
+passes::GpuTarget gpu_target_for_arch(const std::string& arch);
+// "sm_90" -> 90, "sm_120" -> 120; false for anything else.
+bool parse_cuda_arch(const std::string& arch, int* compute_capability);
+
 // The target `options` compile for: on the host, the host CPU (or the generic
 // CPU when options.cpu names another one); on a GPU device (sim, cuda), that
-// device's description. The device must be available.
+// device's description, which must be available; for a cuda device with
+// options.load false (code only), gpu_target_for_arch(options.cuda_arch).
 passes::Target target_for(const CompileOptions& options);
 
 }  // namespace kiln::api

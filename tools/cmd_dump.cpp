@@ -2,8 +2,9 @@
 // users (and the text tests) can see each step. The stages are one table, in
 // pipeline order: the frontend's (ast, graph) here, then compile()'s own table
 // (loops, loops-scheduled, plan, llvm, llvm-opt, asm), which see the graph
-// after the graph pipeline (graph-opt). Later stages (kernels, cuda, ptx) are
-// added as rows when they exist.
+// after the graph pipeline (graph-opt), and the backends' stages (llvm, asm,
+// cuda, ptx, sass-resources). Code is generated without loading it, so a
+// device's code can be dumped on a machine without the device.
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -60,6 +61,7 @@ std::string dump_graph_opt(const DumpContext& c) {
 std::function<std::string(const DumpContext&)> compiled_stage(std::string name) {
   return [name](const DumpContext& c) {
     CompileOptions o = c.compile;
+    o.load = false;      // code only: the device need not exist (cuda without a GPU)
     o.optimize = false;  // optimized() ran the graph pipeline (and its printing flags)
     o.passes = c.opt;    // the loop pipeline prints after it, before the stage
     o.passes.log = &std::cout;
@@ -101,7 +103,7 @@ std::string stage_names() {
 std::string help_text() {
   std::string s =
       "usage: kiln dump FILE --stage=STAGE [--fn NAME] [--input NAME=SPEC ...] [--device DEV]\n"
-      "                 [--print-after-all] [--print-after PASS] [--time-passes]\n"
+      "                 [--cuda-arch SM] [--print-after-all] [--print-after PASS] [--time-passes]\n"
       "\n"
       "Prints the output of one compilation stage. Stages:\n";
   for (const Stage& st : stages()) {
@@ -120,6 +122,8 @@ std::string help_text() {
        "  --fn NAME            the script def (default: the last); --entry is an alias\n"
        "  --input NAME=SPEC    as for 'kiln run'\n";
   s += device_flags_help();
+  s += "  --cuda-arch SM       the GPU a cuda device's code is generated for (default\n"
+       "                       sm_90; the device itself need not exist)\n";
   s += autotune_flags_help();
   s += pipeline_flags_help("(on stdout, before the stage; stages graph-opt and later)");
   s += "  -h, --help           show this help\n";
@@ -149,6 +153,8 @@ int cmd_dump(const Args& args) {
     } else if (read_pipeline_flag(r, &opt)) {
     } else if (read_autotune_flag(r, &compile_options)) {
     } else if (read_device_flag(r, &compile_options)) {
+    } else if (auto v = r.value({"cuda-arch"})) {
+      compile_options.cuda_arch = *v;
     } else if (auto p = r.positional(); p && !file) {
       file = p;
     } else {

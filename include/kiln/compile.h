@@ -47,7 +47,16 @@ struct CompileOptions {
                            // vectorize / parallelize)
   bool fast_math = false;  // allow reassociation (results may differ from the interpreter's)
   std::string cpu;         // target CPU for llvm; empty: the host
-  bool use_cache = true;   // reuse identical compiled functions and kernels (in memory)
+  // false: generate code only, for dumps (`kiln dump` sets it). The device
+  // need not exist or be usable: a cuda device's target comes from
+  // `cuda_arch` instead of the device, and the cuda backend needs NVRTC only
+  // for the stages that show its output (ptx, sass-resources). Calling the
+  // result is a kiln::Error.
+  bool load = true;
+  // The GPU a cuda function is generated for when `load` is false ("sm_90";
+  // "sm_" and the compute capability, major and minor digits).
+  std::string cuda_arch = "sm_90";
+  bool use_cache = true;  // reuse identical compiled functions and kernels (in memory)
   // Reuse machine code compiled by earlier processes: object files in
   // $KILN_CACHE_DIR (default $XDG_CACHE_HOME/kiln or ~/.cache/kiln). The
   // environment's KILN_CACHE=off (or 0, false) turns it off whatever this says.

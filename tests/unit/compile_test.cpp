@@ -283,7 +283,12 @@ TEST_P(Compile, DumpStages) {
   std::string e = error_of([&] { f.dump("bogus"); });
   EXPECT_EQ(e,
             "dump: unknown stage 'bogus' (stages: loops, loops-scheduled, plan, llvm, "
-            "llvm-opt, asm, kernels)");
+            "llvm-opt, asm, cuda, ptx, sass-resources, kernels)");
+  if (!opts().device.is_cpu()) {  // GPU-mapped kernels print as CUDA C (no NVRTC needed)
+    EXPECT_TRUE(contains(f.dump("cuda"), "extern \"C\" __global__ void __launch_bounds__(256, 1) "
+                                         "f_0_mul_add_relu_sum("))
+        << f.dump("cuda");
+  }
 #ifdef KILN_WITH_LLVM
   if (opts().device.is_cpu()) {
     EXPECT_TRUE(contains(f.dump("llvm"), "define"));

@@ -12,6 +12,11 @@
 // simulated GPU, the inputs copied there from the host by the plan and the
 // outputs copied back). Failures are collected
 // per op and printed with op, dtype, run and the scheduled loop IR.
+//
+// The "cuda" shards run nothing: they generate every graph's kernels for a
+// cuda device without one (CompileOptions::load false) and compile them with
+// NVRTC in batches: check 6c of issue 12 (tests/unit/cuda_check_util.h).
+// Skipped, with the reason, when NVRTC is absent.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -20,6 +25,7 @@
 #include "kiln/compile.h"
 #include "lower_test_util.h"
 #include "op_test_util.h"
+#include "tests/unit/cuda_check_util.h"
 
 namespace kiln::test {
 namespace {
@@ -70,13 +76,18 @@ struct Run {
 
 class Checker {
  public:
-  // "llvm", "loop-eval" (on the host) or "sim" (loop-eval on sim:0).
+  // "llvm", "loop-eval" (on the host), "sim" (loop-eval on sim:0) or "cuda"
+  // (kernels generated for cuda and compiled by NVRTC; nothing runs).
   explicit Checker(std::string config) : backend_(std::move(config)) {}
 
   // Compiles `g` once and runs it on every feed against the interpreter.
   void check(const ir::OpDef& op, const std::string& label, const ir::Graph& g,
              const std::vector<Run>& runs) {
     ++graphs_;
+    if (backend_ == "cuda") {
+      cuda_.add(op.name + " " + label, g);
+      return;
+    }
     CompileOptions o;
     o.backend = backend_ == "sim" ? "loop-eval" : backend_;
     if (backend_ == "sim") o.device = Device::sim(0);
@@ -123,7 +134,11 @@ class Checker {
     }
   }
 
-  void report() const {
+  void report() {
+    if (backend_ == "cuda") {
+      for (const std::string& f : cuda_.run()) failures_.push_back(f);
+      std::cout << "cuda (check 6c): " << cuda_.summary() << "\n";
+    }
     std::ostringstream os;
     for (const std::string& f : failures_) os << f << "\n";
     EXPECT_TRUE(failures_.empty()) << failures_.size() << " failures under " << backend_ << ":\n"
@@ -155,6 +170,7 @@ class Checker {
   std::vector<std::string> failures_;
   std::set<std::string> shown_;
   int graphs_ = 0, runs_ = 0;
+  CudaCompileCheck cuda_;  // "cuda": the kernels gathered
 };
 
 // --- inputs ---------------------------------------------------------------------------------
@@ -471,6 +487,9 @@ TEST_P(LlvmOps, EveryOpEveryDtypeMatchesTheInterpreter) {
 #ifndef KILN_WITH_LLVM
   if (backend == "llvm") GTEST_SKIP() << "Kiln built without LLVM";
 #endif
+  if (backend == "cuda") {
+    if (std::string why = CudaCompileCheck::skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  }
   Checker c(backend);
   std::vector<const ir::OpDef*> ops = ir::OpRegistry::global().all();
   for (size_t i = size_t(shard); i < ops.size(); i += kShards) {
@@ -484,7 +503,7 @@ TEST_P(LlvmOps, EveryOpEveryDtypeMatchesTheInterpreter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, LlvmOps,
-                         ::testing::Combine(::testing::Values("llvm", "loop-eval", "sim"),
+                         ::testing::Combine(::testing::Values("llvm", "loop-eval", "sim", "cuda"),
                                             ::testing::Range(0, kShards)),
                          [](const auto& info) {
                            std::string b = std::get<0>(info.param) == "loop-eval"

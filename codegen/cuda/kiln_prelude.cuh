@@ -1,0 +1,419 @@
+// Kiln's CUDA prelude: every type, function and macro the CUDA C emitter
+// (codegen/cuda/cuda_emitter.h) prints besides CUDA's own names, with the
+// semantics of loop IR (ir/loop/loop_eval.h). NVRTC compiles it as the header
+// "kiln_prelude.cuh" of every program; it includes nothing (NVRTC 13 has no
+// built-in cuda_fp16.h, and INFINITY is not defined there).
+//
+// It is also valid host C++ (without __CUDACC__ the functions are plain
+// inline functions over <math.h>), so its semantics are unit-tested on the
+// host (tests/unit/cuda_prelude_test.cpp), and an emulation header may
+// include it instead of defining these names again. The names are listed in
+// codegen/cuda/prelude.h and docs/cuda.md.
+//
+// Values in registers: bool, the integer types below, float for f32 and for
+// f16/bf16 (holding a value already rounded to the 16-bit type: arithmetic
+// runs in float and is rounded after every operation), double for f64. In
+// memory, f16/bf16 are kiln_f16/kiln_bf16 (the 16-bit pattern) and bool is a
+// kiln_u8 (0 or 1).
+#pragma once
+
+#if defined(__CUDACC__)
+#define KILN_FN static __device__ __forceinline__
+// A per-block array in shared memory, 16-byte aligned for 128-bit accesses.
+#define KILN_SHARED(T, name, n) __shared__ __align__(16) T name[n]
+#define KILN_ALIGN(n) __align__(n)
+// Before a loop the schedule unrolled (a hint; the loop stays correct), and
+// before every other loop: the schedule decides unrolling, not NVVM.
+#define KILN_UNROLL _Pragma("unroll")
+#define KILN_NO_UNROLL _Pragma("unroll 1")
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+#ifndef NAN
+#define NAN __int_as_float(0x7fffffff)
+#endif
+#else
+#include <math.h>
+#include <string.h>
+#define KILN_FN static inline
+#define KILN_ALIGN(n) alignas(n)
+#define KILN_UNROLL
+#define KILN_NO_UNROLL
+#endif
+
+typedef signed char kiln_i8;
+typedef unsigned char kiln_u8;
+typedef short kiln_i16;
+typedef unsigned short kiln_u16;
+typedef int kiln_i32;
+typedef unsigned int kiln_u32;
+typedef long long kiln_i64;
+typedef unsigned long long kiln_u64;
+
+// 16-bit floats in memory: the IEEE binary16 / bfloat16 bit pattern.
+struct kiln_f16 {
+  kiln_u16 bits;
+};
+struct kiln_bf16 {
+  kiln_u16 bits;
+};
+
+// ------------------------------------------------------------------ bit casts
+
+KILN_FN kiln_u32 kiln_f32_bits(float f) {
+#if defined(__CUDACC__)
+  return __float_as_uint(f);
+#else
+  kiln_u32 u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+#endif
+}
+KILN_FN float kiln_bits_f32(kiln_u32 u) {
+#if defined(__CUDACC__)
+  return __uint_as_float(u);
+#else
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+#endif
+}
+KILN_FN double kiln_bits_f64(kiln_u64 u) {
+#if defined(__CUDACC__)
+  return __longlong_as_double((kiln_i64)u);
+#else
+  double d;
+  memcpy(&d, &u, sizeof d);
+  return d;
+#endif
+}
+KILN_FN int kiln_clz64(kiln_u64 x) {  // x != 0
+#if defined(__CUDACC__)
+  return __clzll((kiln_i64)x);
+#else
+  return __builtin_clzll(x);
+#endif
+}
+
+// ------------------------------------------------------------ f16 and bf16
+// Round to nearest even (as kiln::float_to_half / float_to_bf16). On the
+// device f32 -> f16 is the cvt instruction, which differs from the host's
+// conversion only in the payload of a NaN.
+
+KILN_FN float kiln_f16_to_f32(kiln_f16 h) {
+#if defined(__CUDACC__)
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
+  return f;
+#else
+  kiln_u32 sign = (kiln_u32)(h.bits & 0x8000u) << 16;
+  kiln_u32 exp = (h.bits >> 10) & 0x1fu, mant = h.bits & 0x3ffu;
+  if (exp == 0) {
+    if (mant == 0) return kiln_bits_f32(sign);
+    kiln_u32 e = 113;  // a subnormal half, normalised into a float exponent
+    while (!(mant & 0x400u)) {
+      mant <<= 1;
+      --e;
+    }
+    return kiln_bits_f32(sign | (e << 23) | ((mant & 0x3ffu) << 13));
+  }
+  if (exp == 31) return kiln_bits_f32(sign | 0x7f800000u | (mant << 13));
+  return kiln_bits_f32(sign | ((exp + 112) << 23) | (mant << 13));
+#endif
+}
+
+KILN_FN kiln_f16 kiln_f32_to_f16(float f) {
+  kiln_f16 h;
+#if defined(__CUDACC__)
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+#else
+  kiln_u32 x = kiln_f32_bits(f);
+  kiln_u16 sign = (kiln_u16)((x >> 16) & 0x8000u);
+  kiln_u32 ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) {  // NaN stays a quiet NaN
+    h.bits = (kiln_u16)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
+  } else if (ax >= 0x477ff000u) {  // from halfway between 65504 and 2^16: inf
+    h.bits = (kiln_u16)(sign | 0x7c00u);
+  } else if (ax < 0x38800000u) {  // below 2^-14: subnormal or zero
+    kiln_u32 exp = ax >> 23;
+    if (exp < 102) {
+      h.bits = sign;
+    } else {
+      kiln_u32 mant = (ax & 0x7fffffu) | 0x800000u, shift = 126 - exp;
+      kiln_u32 r = mant >> shift, rem = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+      if (rem > halfway || (rem == halfway && (r & 1u))) ++r;
+      h.bits = (kiln_u16)(sign | r);
+    }
+  } else {
+    kiln_u32 odd = (ax >> 13) & 1u;
+    ax += 0xC8000000u + 0xfffu + odd;  // rebias 127 -> 15 and round the 13 dropped bits
+    h.bits = (kiln_u16)(sign | (ax >> 13));
+  }
+#endif
+  return h;
+}
+
+KILN_FN float kiln_bf16_to_f32(kiln_bf16 h) {
+  return kiln_bits_f32((kiln_u32)h.bits << 16);
+}
+
+KILN_FN kiln_bf16 kiln_f32_to_bf16(float f) {
+  kiln_u32 x = kiln_f32_bits(f);
+  kiln_bf16 h;
+  if ((x & 0x7fffffffu) > 0x7f800000u) {
+    h.bits = (kiln_u16)((x >> 16) | 0x40u);
+  } else {
+    h.bits = (kiln_u16)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+  }
+  return h;
+}
+
+// A float rounded to the 16-bit type (the value f16/bf16 registers hold).
+KILN_FN float kiln_round_f16(float f) {
+  return kiln_f16_to_f32(kiln_f32_to_f16(f));
+}
+KILN_FN float kiln_round_bf16(float f) {
+  return kiln_bf16_to_f32(kiln_f32_to_bf16(f));
+}
+
+// double and int64 reach f16/bf16 through float rounded *to odd* (truncated,
+// the last bit set when inexact), so the second rounding is the only one.
+KILN_FN float kiln_f64_to_f32_odd(double d) {
+  if (d != d) return NAN;
+  float f = (float)d;
+  if ((double)f == d) return f;  // exact, or an infinity
+  kiln_u32 bits = kiln_f32_bits(f);
+  if ((bits & 0x7fffffffu) == 0x7f800000u) return kiln_bits_f32((bits & 0x80000000u) | 0x7f7fffffu);
+  if (fabs((double)f) > fabs(d)) --bits;  // rounded away from zero: step back
+  return kiln_bits_f32(bits | 1u);
+}
+KILN_FN float kiln_i64_to_f32_odd(kiln_i64 v) {
+  kiln_u64 mag = v < 0 ? 0ull - (kiln_u64)v : (kiln_u64)v;
+  float r;
+  if (mag < (1ull << 24)) {
+    r = (float)mag;
+  } else {
+    int shift = 64 - kiln_clz64(mag) - 24;
+    kiln_u64 kept = mag >> shift;
+    if (mag & ((1ull << shift) - 1)) kept |= 1;
+    r = (float)kept * kiln_bits_f32((kiln_u32)(127 + shift) << 23);  // exact: times 2^shift
+  }
+  return v < 0 ? -r : r;
+}
+KILN_FN float kiln_round_f16_f64(double d) {
+  return kiln_round_f16(kiln_f64_to_f32_odd(d));
+}
+KILN_FN float kiln_round_bf16_f64(double d) {
+  return kiln_round_bf16(kiln_f64_to_f32_odd(d));
+}
+KILN_FN float kiln_round_f16_i64(kiln_i64 v) {
+  return kiln_round_f16(kiln_i64_to_f32_odd(v));
+}
+KILN_FN float kiln_round_bf16_i64(kiln_i64 v) {
+  return kiln_round_bf16(kiln_i64_to_f32_odd(v));
+}
+
+// Float -> int64 saturating, NaN -> 0 (narrower ints then wrap by a cast).
+KILN_FN kiln_i64 kiln_f64_to_i64_sat(double d) {
+  if (d != d) return 0;
+  if (d >= 9223372036854775808.0) return 0x7fffffffffffffffll;
+  if (d < -9223372036854775808.0) return -0x7fffffffffffffffll - 1;
+  return (kiln_i64)d;
+}
+KILN_FN kiln_i64 kiln_f32_to_i64_sat(float f) {
+  return kiln_f64_to_i64_sat((double)f);
+}
+
+// Scalar kernel arguments arrive in 64-bit slots (codegen/backend.h): f64
+// bit-cast, f32 in the low 32 bits, f16/bf16 in the low 16 bits.
+KILN_FN double kiln_slot_f64(kiln_i64 s) {
+  return kiln_bits_f64((kiln_u64)s);
+}
+KILN_FN float kiln_slot_f32(kiln_i64 s) {
+  return kiln_bits_f32((kiln_u32)s);
+}
+KILN_FN float kiln_slot_f16(kiln_i64 s) {
+  kiln_f16 h;
+  h.bits = (kiln_u16)s;
+  return kiln_f16_to_f32(h);
+}
+KILN_FN float kiln_slot_bf16(kiln_i64 s) {
+  kiln_bf16 h;
+  h.bits = (kiln_u16)s;
+  return kiln_bf16_to_f32(h);
+}
+
+// ----------------------------------------------------------------- integers
+// Division and modulo floor (Python's sign rule); x / 0 == x % 0 == 0; x / -1
+// wraps. Arithmetic wraps: the emitter calls the *_wrap functions for i32
+// and i64 arithmetic on data (narrower types compute in int and are cast
+// back, which wraps).
+
+#define KILN_INT_OPS(T, U)                                                   \
+  KILN_FN T kiln_div(T a, T b) {                                             \
+    if (b == 0) return 0;                                                    \
+    if (b == -1) return (T)(0 - (U)a);                                       \
+    T q = (T)(a / b), r = (T)(a % b);                                        \
+    return (T)(q - ((r != 0) && ((r < 0) != (b < 0))));                      \
+  }                                                                          \
+  KILN_FN T kiln_mod(T a, T b) {                                             \
+    if (b == 0 || b == -1) return 0;                                         \
+    T r = (T)(a % b);                                                        \
+    return (T)(r + ((r != 0) && ((r < 0) != (b < 0)) ? b : 0));              \
+  }                                                                          \
+  KILN_FN T kiln_abs(T a) { return a < 0 ? (T)(0 - (U)a) : a; }              \
+  KILN_FN T kiln_min(T a, T b) { return a < b ? a : b; }                     \
+  KILN_FN T kiln_max(T a, T b) { return a < b ? b : a; }
+KILN_INT_OPS(kiln_i8, kiln_u32)
+KILN_INT_OPS(kiln_i16, kiln_u32)
+KILN_INT_OPS(kiln_i32, kiln_u32)
+KILN_INT_OPS(kiln_i64, kiln_u64)
+#undef KILN_INT_OPS
+
+KILN_FN kiln_u8 kiln_div(kiln_u8 a, kiln_u8 b) {
+  return b == 0 ? (kiln_u8)0 : (kiln_u8)(a / b);
+}
+KILN_FN kiln_u8 kiln_mod(kiln_u8 a, kiln_u8 b) {
+  return b == 0 ? (kiln_u8)0 : (kiln_u8)(a % b);
+}
+KILN_FN kiln_u8 kiln_abs(kiln_u8 a) {
+  return a;
+}
+KILN_FN kiln_u8 kiln_min(kiln_u8 a, kiln_u8 b) {
+  return a < b ? a : b;
+}
+KILN_FN kiln_u8 kiln_max(kiln_u8 a, kiln_u8 b) {
+  return a < b ? b : a;
+}
+KILN_FN bool kiln_min(bool a, bool b) {
+  return a && b;
+}
+KILN_FN bool kiln_max(bool a, bool b) {
+  return a || b;
+}
+
+KILN_FN kiln_i32 kiln_add_wrap(kiln_i32 a, kiln_i32 b) {
+  return (kiln_i32)((kiln_u32)a + (kiln_u32)b);
+}
+KILN_FN kiln_i32 kiln_sub_wrap(kiln_i32 a, kiln_i32 b) {
+  return (kiln_i32)((kiln_u32)a - (kiln_u32)b);
+}
+KILN_FN kiln_i32 kiln_mul_wrap(kiln_i32 a, kiln_i32 b) {
+  return (kiln_i32)((kiln_u32)a * (kiln_u32)b);
+}
+KILN_FN kiln_i64 kiln_add_wrap(kiln_i64 a, kiln_i64 b) {
+  return (kiln_i64)((kiln_u64)a + (kiln_u64)b);
+}
+KILN_FN kiln_i64 kiln_sub_wrap(kiln_i64 a, kiln_i64 b) {
+  return (kiln_i64)((kiln_u64)a - (kiln_u64)b);
+}
+KILN_FN kiln_i64 kiln_mul_wrap(kiln_i64 a, kiln_i64 b) {
+  return (kiln_i64)((kiln_u64)a * (kiln_u64)b);
+}
+
+// ------------------------------------------------------------------- floats
+// min/max propagate NaN and order -0 below +0; mod floors (the result takes
+// the divisor's sign).
+
+#define KILN_FLOAT_OPS(T, BITS, SIGN)                                    \
+  KILN_FN T kiln_min(T a, T b) {                                         \
+    if (a != a || b != b) return (T)NAN;                                 \
+    if (a == b) return (BITS(a) & SIGN) ? a : b;                         \
+    return a < b ? a : b;                                                \
+  }                                                                      \
+  KILN_FN T kiln_max(T a, T b) {                                         \
+    if (a != a || b != b) return (T)NAN;                                 \
+    if (a == b) return (BITS(a) & SIGN) ? b : a;                         \
+    return a < b ? b : a;                                                \
+  }                                                                      \
+  KILN_FN bool kiln_isnan(T a) { return a != a; }
+KILN_FLOAT_OPS(float, kiln_f32_bits, 0x80000000u)
+KILN_FN kiln_u64 kiln_f64_bits(double d) {
+#if defined(__CUDACC__)
+  return (kiln_u64)__double_as_longlong(d);
+#else
+  kiln_u64 u;
+  memcpy(&u, &d, sizeof u);
+  return u;
+#endif
+}
+KILN_FLOAT_OPS(double, kiln_f64_bits, 0x8000000000000000ull)
+#undef KILN_FLOAT_OPS
+
+KILN_FN float kiln_mod(float a, float b) {
+  float m = fmodf(a, b);
+  if (m != 0 && ((m < 0) != (b < 0))) m += b;
+  return m;
+}
+KILN_FN double kiln_mod(double a, double b) {
+  double m = fmod(a, b);
+  if (m != 0 && ((m < 0) != (b < 0))) m += b;
+  return m;
+}
+
+// The math intrinsics of loop IR (loop::Call). rsqrt and sigmoid are spelled
+// out as loop_eval computes them (correctly rounded steps, not the fast
+// approximations); round is half to even.
+#define KILN_MATH(T, S)                                                          \
+  KILN_FN T kiln_exp(T x) { return exp##S(x); }                                  \
+  KILN_FN T kiln_log(T x) { return log##S(x); }                                  \
+  KILN_FN T kiln_log1p(T x) { return log1p##S(x); }                              \
+  KILN_FN T kiln_expm1(T x) { return expm1##S(x); }                              \
+  KILN_FN T kiln_sqrt(T x) { return sqrt##S(x); }                                \
+  KILN_FN T kiln_rsqrt(T x) { return (T)1 / sqrt##S(x); }                        \
+  KILN_FN T kiln_sin(T x) { return sin##S(x); }                                  \
+  KILN_FN T kiln_cos(T x) { return cos##S(x); }                                  \
+  KILN_FN T kiln_tanh(T x) { return tanh##S(x); }                                \
+  KILN_FN T kiln_sigmoid(T x) { return (T)1 / ((T)1 + exp##S(-x)); }            \
+  KILN_FN T kiln_erf(T x) { return erf##S(x); }                                  \
+  KILN_FN T kiln_pow(T x, T y) { return pow##S(x, y); }                          \
+  KILN_FN T kiln_floor(T x) { return floor##S(x); }                              \
+  KILN_FN T kiln_ceil(T x) { return ceil##S(x); }                                \
+  KILN_FN T kiln_round(T x) { return rint##S(x); }                               \
+  KILN_FN T kiln_trunc(T x) { return trunc##S(x); }                              \
+  KILN_FN T kiln_abs(T x) { return fabs##S(x); }                                 \
+  KILN_FN T kiln_fma(T x, T y, T z) { return fma##S(x, y, z); }
+KILN_MATH(float, f)
+KILN_MATH(double, )
+#undef KILN_MATH
+
+// ------------------------------------------------------------ vector access
+// N lanes of T as one value; a dense access of N lanes (a Ramp of stride 1)
+// moves them with 128-bit (or 64-bit) instructions when the address is
+// aligned to the vector's size at run time, element by element otherwise.
+
+template <typename T, int N>
+struct KILN_ALIGN((sizeof(T) * N) % 16 == 0  ? 16
+                  : (sizeof(T) * N) % 8 == 0 ? 8
+                  : (sizeof(T) * N) % 4 == 0 ? 4
+                                             : sizeof(T)) kiln_vec {
+  T v[N];
+};
+
+template <typename T, int N>
+KILN_FN kiln_vec<T, N> kiln_vload(const T* p) {
+  kiln_vec<T, N> r;
+  if (((kiln_u64)p & (alignof(kiln_vec<T, N>) - 1)) == 0) {
+#if defined(__CUDACC__)
+    r = *reinterpret_cast<const kiln_vec<T, N>*>(p);
+#else
+    memcpy(&r, p, sizeof r);
+#endif
+  } else {
+    for (int i = 0; i < N; ++i) r.v[i] = p[i];
+  }
+  return r;
+}
+
+template <typename T, int N>
+KILN_FN void kiln_vstore(T* p, const kiln_vec<T, N>& x) {
+  if (((kiln_u64)p & (alignof(kiln_vec<T, N>) - 1)) == 0) {
+#if defined(__CUDACC__)
+    *reinterpret_cast<kiln_vec<T, N>*>(p) = x;
+#else
+    memcpy(p, &x, sizeof x);
+#endif
+  } else {
+    for (int i = 0; i < N; ++i) p[i] = x.v[i];
+  }
+}

@@ -83,33 +83,52 @@ Expr reduction_identity(BinOp op, VType t) {
   auto lowest = [&]() -> Expr {
     if (fl) return FloatImm::make(t, -inf);
     switch (t.dtype) {
-      case DType::Bool: return IntImm::make(t, 0);
-      case DType::U8: return IntImm::make(t, 0);
-      case DType::I8: return IntImm::make(t, std::numeric_limits<int8_t>::min());
-      case DType::I16: return IntImm::make(t, std::numeric_limits<int16_t>::min());
-      case DType::I32: return IntImm::make(t, std::numeric_limits<int32_t>::min());
-      default: return IntImm::make(t, std::numeric_limits<int64_t>::min());
+      case DType::Bool:
+        return IntImm::make(t, 0);
+      case DType::U8:
+        return IntImm::make(t, 0);
+      case DType::I8:
+        return IntImm::make(t, std::numeric_limits<int8_t>::min());
+      case DType::I16:
+        return IntImm::make(t, std::numeric_limits<int16_t>::min());
+      case DType::I32:
+        return IntImm::make(t, std::numeric_limits<int32_t>::min());
+      default:
+        return IntImm::make(t, std::numeric_limits<int64_t>::min());
     }
   };
   auto highest = [&]() -> Expr {
     if (fl) return FloatImm::make(t, inf);
     switch (t.dtype) {
-      case DType::Bool: return IntImm::make(t, 1);
-      case DType::U8: return IntImm::make(t, std::numeric_limits<uint8_t>::max());
-      case DType::I8: return IntImm::make(t, std::numeric_limits<int8_t>::max());
-      case DType::I16: return IntImm::make(t, std::numeric_limits<int16_t>::max());
-      case DType::I32: return IntImm::make(t, std::numeric_limits<int32_t>::max());
-      default: return IntImm::make(t, std::numeric_limits<int64_t>::max());
+      case DType::Bool:
+        return IntImm::make(t, 1);
+      case DType::U8:
+        return IntImm::make(t, std::numeric_limits<uint8_t>::max());
+      case DType::I8:
+        return IntImm::make(t, std::numeric_limits<int8_t>::max());
+      case DType::I16:
+        return IntImm::make(t, std::numeric_limits<int16_t>::max());
+      case DType::I32:
+        return IntImm::make(t, std::numeric_limits<int32_t>::max());
+      default:
+        return IntImm::make(t, std::numeric_limits<int64_t>::max());
     }
   };
   switch (op) {
-    case BinOp::Add: return make_zero(t);
-    case BinOp::Mul: return make_one(t);
-    case BinOp::Max: return lowest();
-    case BinOp::Min: return highest();
-    case BinOp::And: return IntImm::make(t, 1);
-    case BinOp::Or: return IntImm::make(t, 0);
-    default: break;
+    case BinOp::Add:
+      return make_zero(t);
+    case BinOp::Mul:
+      return make_one(t);
+    case BinOp::Max:
+      return lowest();
+    case BinOp::Min:
+      return highest();
+    case BinOp::And:
+      return IntImm::make(t, 1);
+    case BinOp::Or:
+      return IntImm::make(t, 0);
+    default:
+      break;
   }
   KILN_INTERNAL_CHECK(false, "reduction_identity: " << binop_name(op) << " is no reduction");
 }

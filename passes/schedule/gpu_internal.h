@@ -48,9 +48,9 @@ struct RowItem {
   // Scalar: the statement. Pointwise and Reduction: the body of the loop over
   // the row, in terms of the program's element variable (`RowProgram::c`).
   loop::Stmt stmt;
-  loop::Expr extent;      // loops: the element count (they start at 0)
-  bool lane0 = false;     // Scalar: writes kernel memory, so one thread of the team runs it
-  bool flattened = false; // a nest of reduction loops run as one loop over all of them
+  loop::Expr extent;       // loops: the element count (they start at 0)
+  bool lane0 = false;      // Scalar: writes kernel memory, so one thread of the team runs it
+  bool flattened = false;  // a nest of reduction loops run as one loop over all of them
   struct Accumulator {
     loop::Buf buf;  // a row-level local
     int64_t index = 0;
@@ -64,13 +64,13 @@ struct RowItem {
 // more loops over the same rows (or no row loop at all: the whole tensor is
 // one row).
 struct RowProgram {
-  std::string row;         // the row variable ("" when there is no row loop)
-  loop::Expr rows;         // the row count (the row loops' extent)
+  std::string row;  // the row variable ("" when there is no row loop)
+  loop::Expr rows;  // the row count (the row loops' extent)
   // Nested loops over rows (a normalization of [B, T, C] over C) run as one
   // loop over all rows; their variables are bound from the row's number,
   // outermost first, before the row's statements.
   std::vector<std::pair<loop::Expr, loop::Expr>> row_lets;
-  std::string c;           // the element variable every row loop is written in
+  std::string c;                   // the element variable every row loop is written in
   std::vector<loop::Stmt> locals;  // Allocates (body unused) of per-row scratch, as lowered
   std::vector<RowItem> items;
   // Memory along the rows is contiguous in the row variable rather than

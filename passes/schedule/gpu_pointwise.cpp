@@ -43,7 +43,7 @@
 
 namespace kiln::passes {
 
-using namespace kiln::loop;  // NOLINT
+using namespace kiln::loop;                // NOLINT
 using namespace kiln::passes::gpu_detail;  // NOLINT
 
 namespace {
@@ -137,8 +137,8 @@ class Pointwise {
     }
     std::vector<Stmt> work;
     for (Nest& n : nests) work.push_back(map_nest(n, nests.size() > 1));
-    Stmt body = LetStmt::make(e_, (blk_ * make_int(threads_) + thr_) * make_int(lanes_),
-                              Block::make(work));
+    Stmt body =
+        LetStmt::make(e_, (blk_ * make_int(threads_) + thr_) * make_int(lanes_), Block::make(work));
     Stmt threads = For::make(thr_, make_int(0), make_int(threads_), ForKind::GpuThread, body);
     Expr grid = simplify((most + make_int(per_block - 1)) / make_int(per_block));
     Kernel out = k_;

@@ -16,9 +16,9 @@
 //       red0_0[i0_thr] = p0[0]
 //     }
 //     barrier
-//     for (i0_thr, 0, B) gpu_thread { if (lane < W/2) { red[thr] = max(red[thr], red[thr + W/2]) } }
-//     barrier ... (log2 W tree steps)
-//     for (i0_thr, 0, B) gpu_thread {                   phase: from the result on
+//     for (i0_thr, 0, B) gpu_thread { if (lane < W/2) { red[thr] = max(red[thr], red[thr + W/2]) }
+//     } barrier ... (log2 W tree steps) for (i0_thr, 0, B) gpu_thread {                   phase:
+//     from the result on
 //       acc0[0] = max(acc0[0], red0_0[i0_thr - lane])  every thread reads the row's result
 //       ... the pointwise loops over the row, spread over the team ...
 //     }
@@ -45,7 +45,7 @@
 
 namespace kiln::passes {
 
-using namespace kiln::loop;  // NOLINT
+using namespace kiln::loop;                // NOLINT
 using namespace kiln::passes::gpu_detail;  // NOLINT
 
 namespace {
@@ -72,7 +72,8 @@ Team choose_team(const RowProgram& p, const GpuTarget& target, const GpuSchedule
   const int64_t warp = std::max<int64_t>(1, target.warp_size);
   Team t;
   if (p.row.empty()) {
-    t.threads = t.lanes = std::min(cap, pow2_at_most(std::max<int64_t>(1, o.full_reduction_threads)));
+    t.threads = t.lanes =
+        std::min(cap, pow2_at_most(std::max<int64_t>(1, o.full_reduction_threads)));
     return t;
   }
   const int64_t block = std::min(cap, pow2_at_most(std::max<int64_t>(1, o.threads)));
@@ -127,7 +128,8 @@ class ToPartials : public IRMutator {
       const Load* l = e.as<Load>();
       return l && l->buf.get() == op->buf.get();
     };
-    Expr value = self_load(b->a) ? Binary::make(b->op, mine, b->b) : Binary::make(b->op, b->a, mine);
+    Expr value =
+        self_load(b->a) ? Binary::make(b->op, mine, b->b) : Binary::make(b->op, b->a, mine);
     return Store::make(it->second, make_int(0), value);
   }
 
@@ -137,11 +139,11 @@ class ToPartials : public IRMutator {
 
 // A buffer element along the row that one thread keeps in registers.
 struct Cached {
-  Buf buf;        // the kernel buffer
-  Expr index;     // its index, in the row and element variables
-  Buf regs;       // GpuLocal, row_cache elements
-  size_t first;   // the item that fills it (read-only) or first stores it
-  bool written;   // values a loop stores, forwarded to later loops
+  Buf buf;       // the kernel buffer
+  Expr index;    // its index, in the row and element variables
+  Buf regs;      // GpuLocal, row_cache elements
+  size_t first;  // the item that fills it (read-only) or first stores it
+  bool written;  // values a loop stores, forwarded to later loops
   // Items whose stores need not reach memory: a later item stores every
   // element again, and they load none (later items read the registers).
   std::set<size_t> dead_stores;
@@ -328,8 +330,8 @@ class Scheduler {
     std::vector<bool> takes(p_.items.size(), false);
     for (size_t i = 0; i < p_.items.size(); ++i) {
       const RowItem& it = p_.items[i];
-      takes[i] = it.kind != RowItem::Scalar && !it.flattened &&
-                 equal(simplify(it.extent), cache_extent_);
+      takes[i] =
+          it.kind != RowItem::Scalar && !it.flattened && equal(simplify(it.extent), cache_extent_);
     }
     std::set<const BufferNode*> written = written_in(k_.body);
     std::set<std::string> allowed = {p_.row, p_.c};
@@ -508,7 +510,8 @@ class Scheduler {
         publish.push_back(Store::make(reds[a], thr_, Load::make(p, make_int(0))));
       }
       Stmt work = Block::make({Block::make(init), loop, Block::make(publish)});
-      for (const auto& [key, p] : partial) work = Allocate::make(p, make_int(1), MemoryScope::Stack, work);
+      for (const auto& [key, p] : partial)
+        work = Allocate::make(p, make_int(1), MemoryScope::Stack, work);
       phases.back().push_back(work);
       const int64_t stride = t_.columns ? t_.rows : 1;
       for (int64_t s = t_.lanes / 2; s >= 1; s /= 2) {
@@ -541,7 +544,8 @@ class Scheduler {
     auto key = std::make_tuple(parity, acc, dtype);
     auto it = red_.find(key);
     if (it != red_.end()) return it->second;
-    Buf b = make_buf(names_.fresh("red" + std::to_string(parity) + "_" + std::to_string(acc)), dtype);
+    Buf b =
+        make_buf(names_.fresh("red" + std::to_string(parity) + "_" + std::to_string(acc)), dtype);
     red_[key] = b;
     return b;
   }

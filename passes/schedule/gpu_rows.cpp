@@ -229,8 +229,10 @@ class Builder {
         if (!x.write || locals_.count(x.buf) || a.allocated.count(x.buf)) continue;
         for (const std::string& v : kept_) {
           if (!uses_var(x.index, v)) {
-            return (void)fail("kernel buffer '" + x.buf->name + "' is written at an index "
-                              "that does not move with row loop '" + v + "'");
+            return (void)fail("kernel buffer '" + x.buf->name +
+                              "' is written at an index "
+                              "that does not move with row loop '" +
+                              v + "'");
           }
         }
       }
@@ -368,7 +370,8 @@ class Builder {
       } else if (const Store* st = s.as<Store>(); st && locals_.count(st->buf.get())) {
         const Binary* b = st->value.as<Binary>();
         int64_t k = 0;
-        if (!b || !is_accumulator_op(b->op) || !is_const_int(st->index, &k) || st->predicate.defined()) {
+        if (!b || !is_accumulator_op(b->op) || !is_const_int(st->index, &k) ||
+            st->predicate.defined()) {
           fail("a loop over the row writes per-row scratch '" + st->buf->name +
                "' other than by accumulating into it");
           return;
@@ -467,9 +470,7 @@ class Builder {
     }
   }
 
-  std::string buffer_name(const BufferNode* b) const {
-    return b->name;
-  }
+  std::string buffer_name(const BufferNode* b) const { return b->name; }
 
   // Whether the memory the reductions read moves contiguously with the row
   // rather than along it (the last-dim strides read as 1, as the CPU

@@ -53,8 +53,8 @@ struct GpuScheduleOptions {
 // elements per thread, the grid ceil(elements / (threads * lanes)) from the
 // symbolic dims, a guarded tail, dense vector stores, and 32-bit coordinate
 // math when the sizes allow (gpu_pointwise.cpp).
-loop::Kernel gpu_pointwise(const loop::Kernel& k, ir::OpCategory category,
-                           const GpuTarget& target, const GpuScheduleOptions& options = {});
+loop::Kernel gpu_pointwise(const loop::Kernel& k, ir::OpCategory category, const GpuTarget& target,
+                           const GpuScheduleOptions& options = {});
 
 // Reductions and normalizations (gpu_reduce.cpp): a kernel that is one loop
 // over rows (or several over the same rows, each row of one depending only

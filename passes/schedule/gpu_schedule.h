@@ -67,7 +67,8 @@ loop::Kernel gpu_pointwise(const loop::Kernel& k, ir::OpCategory category, const
 // (several rows per block when short) and, when a row fits in row_cache
 // elements per thread, keep it in GpuLocal registers; reductions over an
 // outer dim (columns) give adjacent threads adjacent columns; a reduction of
-// a whole tensor runs in one block of full_reduction_threads.
+// a whole tensor runs in one block of full_reduction_threads. The pipeline
+// does not offer it Contraction kernels (their naive nests stay gpu_map's).
 loop::Kernel gpu_reduce(const loop::Kernel& k, const GpuTarget& target,
                         const GpuScheduleOptions& options = {});
 

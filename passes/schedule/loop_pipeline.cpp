@@ -65,13 +65,17 @@ std::vector<LoopPass> loop_pipeline(const LoopPipelineOptions& o) {
       GpuTarget gpu = o.target.gpu;
       GpuScheduleOptions gs = o.gpu;
       if (o.schedule) {
-        passes.push_back(per_kernel("gpu-pointwise", [gpu, gs](const loop::Kernel& k,
-                                                               ir::OpCategory c) {
-          return gpu_pointwise(k, c, gpu, gs);
-        }));
-        passes.push_back(per_kernel("gpu-reduce", [gpu, gs](const loop::Kernel& k, ir::OpCategory) {
-          return gpu_reduce(k, gpu, gs);
-        }));
+        passes.push_back(
+            per_kernel("gpu-pointwise", [gpu, gs](const loop::Kernel& k, ir::OpCategory c) {
+              return gpu_pointwise(k, c, gpu, gs);
+            }));
+        // Contractions keep gpu-map's naive nest: their GPU schedules are
+        // candidates of their own (the naive nest's dot products would
+        // otherwise look like rows to gpu-reduce).
+        passes.push_back(
+            per_kernel("gpu-reduce", [gpu, gs](const loop::Kernel& k, ir::OpCategory c) {
+              return c == ir::OpCategory::Contraction ? k : gpu_reduce(k, gpu, gs);
+            }));
       }
       passes.push_back(per_kernel(
           "gpu-map", [gpu](const loop::Kernel& k, ir::OpCategory) { return gpu_map(k, gpu); }));

@@ -412,5 +412,26 @@ TEST(GpuSchedules, ArgmaxKeepsTheGpuMapForm) {
   EXPECT_HAS(loops, "for (i0_blk, 0, ((N + 255) / 256)) gpu_block");
 }
 
+TEST(GpuSchedules, ContractionsKeepTheGpuMapForm) {
+  // A matmul's naive nest reduces along K per output element; gpu-reduce
+  // could take it, but contractions are scheduled by their own candidates.
+  std::vector<Binding> b = {bind_tensor("a", DType::F32, {sym("M"), sym("K")}),
+                            bind_tensor("w", DType::F32, {sym("K"), sym("N")})};
+  Function fn = load_script("def mm(a: Tensor, w: Tensor):\n    return a @ w\n", "mm", b);
+  CompileOptions o;
+  o.backend = "loop-eval";
+  o.device = Device::sim(0);
+  CompiledFunction f = compile(fn, o);
+  std::string loops = f.dump("loops-scheduled");
+  EXPECT_LACKS(loops, "gpu_shared");
+  EXPECT_HAS(loops, "gpu_block");
+  CompileOptions r;
+  r.backend = "interp";
+  Both both_mm{f, compile(fn, r)};
+  expect_match(both_mm,
+               {random_tensor({7, 33}, DType::F32, 1), random_tensor({33, 5}, DType::F32, 2)},
+               "mm 7x33x5");
+}
+
 }  // namespace
 }  // namespace kiln::test

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 
@@ -238,6 +239,9 @@ struct BoundBuffer {
   DType dtype = DType::F32;
   int64_t lo = 0, hi = 0;  // valid element offsets [lo, hi)
   std::string name;
+  // GpuLocal: `hi` elements per GPU thread, thread k's at element k * hi of
+  // this storage, which grows as threads first touch it (data is unused).
+  std::shared_ptr<std::vector<char>> per_thread;
 };
 
 BoundBuffer bind_tensor(const BufferNode& b, const Tensor& t) {
@@ -262,11 +266,23 @@ BoundBuffer bind_tensor(const BufferNode& b, const Tensor& t) {
   return bb;
 }
 
-Lane read_lane(const BoundBuffer& b, int64_t i) {
-  KILN_INTERNAL_CHECK(i >= b.lo && i < b.hi, "loop_eval: load " << b.name << "[" << i
-                                                                << "] out of bounds [" << b.lo
-                                                                << ", " << b.hi << ")");
-  const char* p = b.data + i * static_cast<int64_t>(dtype_size(b.dtype));
+// Where element i of `b` is, for the GPU thread `thread` (-1: outside any
+// gpu_thread loop), after the bounds check of a `what` ("load", "store").
+char* element_at(const BoundBuffer& b, int64_t i, int64_t thread, const char* what) {
+  KILN_INTERNAL_CHECK(i >= b.lo && i < b.hi, "loop_eval: " << what << " " << b.name << "[" << i
+                                                           << "] out of bounds [" << b.lo << ", "
+                                                           << b.hi << ")");
+  const int64_t esize = static_cast<int64_t>(dtype_size(b.dtype));
+  if (!b.per_thread) return b.data + i * esize;
+  KILN_INTERNAL_CHECK(thread >= 0, "loop_eval: " << what << " of GPU per-thread buffer " << b.name
+                                                 << " outside any gpu_thread loop");
+  const size_t end = size_t((thread + 1) * b.hi * esize);
+  if (b.per_thread->size() < end) b.per_thread->resize(end, 0);
+  return b.per_thread->data() + (thread * b.hi + i) * esize;
+}
+
+Lane read_lane(const BoundBuffer& b, int64_t i, int64_t thread) {
+  const char* p = element_at(b, i, thread, "load");
   Lane r;
   if (is_floating(b.dtype)) {
     r.f = load_as_double(b.dtype, p);
@@ -276,11 +292,8 @@ Lane read_lane(const BoundBuffer& b, int64_t i) {
   return r;
 }
 
-void write_lane(const BoundBuffer& b, int64_t i, Lane v) {
-  KILN_INTERNAL_CHECK(i >= b.lo && i < b.hi, "loop_eval: store " << b.name << "[" << i
-                                                                 << "] out of bounds [" << b.lo
-                                                                 << ", " << b.hi << ")");
-  char* p = b.data + i * static_cast<int64_t>(dtype_size(b.dtype));
+void write_lane(const BoundBuffer& b, int64_t i, Lane v, int64_t thread) {
+  char* p = element_at(b, i, thread, "store");
   if (is_floating(b.dtype)) {
     store_double(b.dtype, p, v.f);
   } else {
@@ -294,6 +307,9 @@ class Evaluator {
  public:
   std::unordered_map<const BufferNode*, BoundBuffer> buffers;
   std::unordered_map<std::string, Val> vars;
+  // The iteration of the innermost enclosing gpu_thread loop (the thread whose
+  // GpuLocal copies accesses see), or -1 outside any.
+  int64_t thread_ = -1;
 
   void bind_var(const std::string& name, Val v) { vars[name] = std::move(v); }
 
@@ -408,7 +424,7 @@ Val Evaluator::eval_load(const Load* op) {
       if (r.floating()) r.lanes[size_t(k)].f = 0.0;
       continue;
     }
-    r.lanes[size_t(k)] = read_lane(b, lane(idx, k).i);
+    r.lanes[size_t(k)] = read_lane(b, lane(idx, k).i, thread_);
   }
   return r;
 }
@@ -503,7 +519,7 @@ void Evaluator::exec_store(const Store* op) {
   if (op->predicate.defined()) pred = eval(op->predicate);
   for (int k = 0; k < idx.n(); ++k) {
     if (op->predicate.defined() && !lane(pred, k).i) continue;
-    write_lane(b, lane(idx, k).i, lane(v, k));
+    write_lane(b, lane(idx, k).i, lane(v, k), thread_);
   }
 }
 
@@ -514,11 +530,14 @@ void Evaluator::exec(const Stmt& s) {
       const For* f = s.as<For>();
       int64_t lo = eval(f->min).lanes[0].i, extent = eval(f->extent).lanes[0].i;
       const std::string& name = f->var.as<Var>()->name;
+      const int64_t outer_thread = thread_;
       for (int64_t i = lo; i < lo + extent; ++i) {
         Val v = make(i64_t());
         v.lanes[0].i = i;
+        if (f->for_kind == ForKind::GpuThread) thread_ = i - lo;
         scoped(name, std::move(v), [&] { exec(f->body); });
       }
+      thread_ = outer_thread;
       return;
     }
     case NodeKind::Store:
@@ -531,8 +550,10 @@ void Evaluator::exec(const Stmt& s) {
       int64_t n = eval(a->size).lanes[0].i;
       KILN_INTERNAL_CHECK(n >= 0,
                           "loop_eval: Allocate " << a->buf->name << " of " << n << " elements");
-      std::vector<char> memory(size_t(n) * dtype_size(a->buf->dtype) + 1, 0);
-      BoundBuffer bb{memory.data(), a->buf->dtype, 0, n, a->buf->name};
+      const bool per_thread = a->scope == MemoryScope::GpuLocal;
+      std::vector<char> memory(per_thread ? 0 : size_t(n) * dtype_size(a->buf->dtype) + 1, 0);
+      BoundBuffer bb{memory.data(), a->buf->dtype, 0, n, a->buf->name, nullptr};
+      if (per_thread) bb.per_thread = std::make_shared<std::vector<char>>();
       std::optional<BoundBuffer> saved;
       if (auto it = buffers.find(a->buf.get()); it != buffers.end()) saved = it->second;
       buffers[a->buf.get()] = bb;

@@ -8,7 +8,11 @@
 //   - integers wrap to their width; Div/Mod floor, x / 0 and x % 0 give 0;
 //   - float Min/Max propagate NaN (llvm.minimum/maximum), float Mod is floor mod;
 //   - casts: float -> int saturates to i64 (NaN -> 0) then wraps; x -> bool is x != 0;
-//   - parallel, vectorized-but-scalar and GPU loops run serially; Barrier is a no-op.
+//   - parallel, vectorized-but-scalar and GPU loops run serially; Barrier is a no-op
+//     (each barrier phase of GPU-mapped loop IR is its own gpu_thread loop);
+//   - a GpuLocal buffer has one copy per thread: an access inside a gpu_thread
+//     loop sees the copy of that loop's current iteration (its thread index),
+//     kept across the phases of the block; fresh scratch of every scope reads 0.
 // Every unmasked Load and Store is bounds-checked against the buffer's storage,
 // so an indexing bug is an InternalError here instead of silent corruption.
 #pragma once

@@ -66,6 +66,16 @@ const char* for_kind_name(ForKind k) {
   return "?";
 }
 
+const char* memory_scope_name(MemoryScope s) {
+  switch (s) {
+    case MemoryScope::Stack: return "stack";
+    case MemoryScope::Heap: return "heap";
+    case MemoryScope::GpuShared: return "gpu_shared";
+    case MemoryScope::GpuLocal: return "gpu_local";
+  }
+  return "?";
+}
+
 Buf make_buf(std::string name, DType dtype) {
   return std::make_shared<const BufferNode>(BufferNode{std::move(name), dtype});
 }
@@ -227,6 +237,13 @@ Stmt Allocate::make(Buf buf, Expr size, MemoryScope scope, Stmt body) {
   KILN_INTERNAL_CHECK(buf != nullptr, "Allocate of a null buffer");
   KILN_INTERNAL_CHECK(size.defined() && size.type() == i64_t(), "Allocate size must be i64");
   CHECK_DEFINED(body, "Allocate body");
+  if (scope == MemoryScope::GpuLocal) {
+    // Per-thread storage across phases becomes registers or a fixed local
+    // array: its size must be known when the kernel is compiled.
+    int64_t n = 0;
+    KILN_INTERNAL_CHECK(is_const_int(size, &n) && n > 0,
+                        "gpu_local buffer " << buf->name << " needs a constant positive size");
+  }
   return new Allocate(std::move(buf), std::move(size), scope, std::move(body));
 }
 

@@ -276,9 +276,21 @@ struct Block : StmtNode {
   explicit Block(std::vector<Stmt> s) : StmtNode(kKind), stmts(std::move(s)) {}
 };
 
-enum class MemoryScope : uint8_t { Stack, Heap, GpuShared };
+// Where scratch lives:
+//   Stack      per-thread (per-task on the CPU) scratch for `body`, a local array
+//   Heap       large CPU scratch from the runtime's pool
+//   GpuShared  one array per GPU block, seen by all of its threads (`__shared__`);
+//              allocated inside a gpu_block loop, outside its gpu_thread loops
+//   GpuLocal   one array per GPU thread that lives across the barrier phases of
+//              a block (registers or local memory): allocated inside a gpu_block
+//              loop outside its gpu_thread loops, accessed only inside them, each
+//              thread seeing its own `size` elements; the size is a constant
+// New scopes go last: the canonical bytes (cache keys) hold the value.
+enum class MemoryScope : uint8_t { Stack, Heap, GpuShared, GpuLocal };
+const char* memory_scope_name(MemoryScope s);  // "stack", "heap", "gpu_shared", "gpu_local"
 
-// Scratch memory for `body`: `size` elements of buf's dtype.
+// Scratch memory for `body`: `size` elements of buf's dtype (per thread for
+// GpuLocal).
 struct Allocate : StmtNode {
   static constexpr NodeKind kKind = NodeKind::Allocate;
   Buf buf;

@@ -145,11 +145,10 @@ class Printer : public IRVisitor {
     for (const Stmt& s : op->stmts) visit(s);
   }
   void visit_node(const Allocate* op) override {
-    static constexpr const char* kScopes[] = {"stack", "heap", "gpu_shared"};
     indent();
     os_ << "allocate " << op->buf->name << "[" << dtype_name(op->buf->dtype) << " * ";
     visit(op->size);
-    os_ << "] in " << kScopes[int(op->scope)] << "\n";
+    os_ << "] in " << memory_scope_name(op->scope) << "\n";
     visit(op->body);
   }
   void visit_node(const IfThenElse* op) override {

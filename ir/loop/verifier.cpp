@@ -32,6 +32,11 @@
 //                             thread loop
 //   shared-memory-placement   a GpuShared Allocate is inside a GpuBlock loop and
 //                             not inside a GpuThread loop (one per block)
+//   gpu-local-placement       a GpuLocal Allocate is inside a GpuBlock loop and
+//                             not inside a GpuThread loop (per-thread storage
+//                             that outlives one barrier phase)
+//   gpu-local-access          a GpuLocal buffer is loaded and stored only inside
+//                             a GpuThread loop (each thread has its own copy)
 //
 // Allowed on purpose: a Parallel loop inside a Parallel loop (the LLVM backend
 // outlines both, and the runtime runs a nested parallel_for serially on the
@@ -176,6 +181,12 @@ class Checker : public IRVisitor {
           "'" + op->buf->name + "' is allocated in GPU shared memory " +
               (gpu_block_ == 0 ? "outside any gpu_block loop" : "inside a gpu_thread loop"));
     }
+    if (op->scope == MemoryScope::GpuLocal && (gpu_block_ == 0 || gpu_thread_ > 0)) {
+      stmt_problem("gpu-local-placement",
+                   "'" + op->buf->name + "' is allocated in GPU per-thread storage " +
+                       (gpu_block_ == 0 ? "outside any gpu_block loop"
+                                        : "inside a gpu_thread loop (use stack scratch there)"));
+    }
     bool fresh = live_bufs_.insert(op->buf.get()).second;
     if (!fresh) {
       bool param = false;
@@ -186,7 +197,9 @@ class Checker : public IRVisitor {
       return;
     }
     const BufferNode* hidden = declare_name(op->buf, "scratch buffer");
+    if (op->scope == MemoryScope::GpuLocal) gpu_local_.insert(op->buf.get());
     visit(op->body);
+    gpu_local_.erase(op->buf.get());
     live_bufs_.erase(op->buf.get());
     if (hidden) {
       live_names_[op->buf->name] = hidden;
@@ -288,6 +301,15 @@ class Checker : public IRVisitor {
   }
 
   void check_buffer_use(const Buf& b, const std::string& how, const ExprNode* at) {
+    if (gpu_local_.count(b.get()) && gpu_thread_ == 0) {
+      std::string what = "GPU per-thread buffer '" + b->name + "' is " + how +
+                         " outside any gpu_thread loop (whose copy would it be?)";
+      if (at) {
+        expr_problem("gpu-local-access", what, at);
+      } else {
+        stmt_problem("gpu-local-access", what);
+      }
+    }
     if (live_bufs_.count(b.get())) return;
     std::string what = "'" + b->name + "' is " + how +
                        " but is no kernel buffer and no enclosing Allocate allocates it";
@@ -343,6 +365,7 @@ class Checker : public IRVisitor {
   size_t unlisted_ = 0;                                            // and how many more
   std::unordered_map<std::string, VType> vars_;                    // in scope: name -> type
   std::unordered_set<const BufferNode*> live_bufs_;                // in scope
+  std::unordered_set<const BufferNode*> gpu_local_;                // in scope, GpuLocal
   std::unordered_map<std::string, const BufferNode*> live_names_;  // in scope, by name
   int parallel_ = 0, gpu_block_ = 0, gpu_thread_ = 0;              // enclosing loops of these kinds
   Stmt where_;

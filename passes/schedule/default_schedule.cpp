@@ -304,6 +304,10 @@ Stmt schedule_nest(const Stmt& nest, ir::OpCategory category, const ScheduleTarg
   return s;
 }
 
+}  // namespace
+
+namespace schedule_detail {
+
 // The stride parameters worth specializing to 1: for each buffer with stride
 // parameters named `<buffer>_s<dim>` (lower_graph's names), the one of its
 // last dim. A name that merely looks like one costs a second version, never a
@@ -331,7 +335,7 @@ std::vector<std::pair<std::string, int64_t>> unit_stride_guesses(const Kernel& k
   return out;
 }
 
-}  // namespace
+}  // namespace schedule_detail
 
 Kernel default_schedule(const Kernel& k, ir::OpCategory category, const ScheduleTarget& target) {
   Kernel out = k;
@@ -343,7 +347,7 @@ Kernel default_schedule(const Kernel& k, ir::OpCategory category, const Schedule
     parts = {k.body};
   }
   std::vector<std::pair<std::string, int64_t>> guesses;
-  if (target.vector_width > 1) guesses = unit_stride_guesses(k);
+  if (target.vector_width > 1) guesses = schedule_detail::unit_stride_guesses(k);
   for (Stmt& p : parts) {
     std::vector<std::pair<std::string, int64_t>> used;
     for (const auto& g : guesses) {

@@ -11,24 +11,16 @@
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
 #include "kiln/error.h"
+#include "passes/schedule/gpu_internal.h"
 #include "passes/schedule/schedule.h"
 
 namespace kiln::passes {
 
 using namespace kiln::loop;  // NOLINT
+using gpu_detail::is_mapped;
+using gpu_detail::vars_of;
 
 namespace {
-
-// The names of the variables `e` reads.
-std::set<std::string> vars_of(const Expr& e) {
-  struct Collector : IRVisitor {
-    using IRVisitor::visit_node;
-    std::set<std::string> names;
-    void visit_node(const Var* op) override { names.insert(op->name); }
-  } c;
-  c.visit(e);
-  return c.names;
-}
 
 // `s` with its leading LetStmts peeled off (into `lets`, outermost first).
 Stmt peel_lets(const Stmt& s, std::vector<const LetStmt*>* lets) {
@@ -146,20 +138,6 @@ class Mapper {
   std::set<std::string> scalars_;
 };
 
-// Whether `s` already holds GPU loops (mapped before: left alone).
-bool is_mapped(const Stmt& s) {
-  struct Finder : IRVisitor {
-    using IRVisitor::visit_node;
-    bool found = false;
-    void visit_node(const For* op) override {
-      if (op->for_kind == ForKind::GpuBlock || op->for_kind == ForKind::GpuThread) found = true;
-      if (!found) IRVisitor::visit_node(op);
-    }
-  } f;
-  f.visit(s);
-  return f.found;
-}
-
 }  // namespace
 
 GpuLaunchShape gpu_launch_shape(const Kernel& k) {
@@ -172,8 +150,20 @@ GpuLaunchShape gpu_launch_shape(const Kernel& k) {
   KILN_INTERNAL_CHECK(
       blocks && blocks->for_kind == ForKind::GpuBlock,
       "gpu_launch_shape: kernel " << k.name << " is not one block loop over thread loops");
-  std::vector<Stmt> phases = {blocks->body};
-  if (const Block* b = blocks->body.as<Block>()) phases = b->stmts;
+  // The block's scratch (shared and per-thread arrays) and lets come before
+  // its phases.
+  Stmt inside = blocks->body;
+  while (true) {
+    if (const Allocate* a = inside.as<Allocate>()) {
+      inside = a->body;
+    } else if (const LetStmt* l = inside.as<LetStmt>()) {
+      inside = l->body;
+    } else {
+      break;
+    }
+  }
+  std::vector<Stmt> phases = {inside};
+  if (const Block* b = inside.as<Block>()) phases = b->stmts;
   const For* threads = nullptr;
   for (const Stmt& p : phases) {
     const For* f = p.as<For>();

@@ -11,6 +11,7 @@
 #include "ir/loop/simplify.h"
 #include "ir/loop/verifier.h"
 #include "ir/loop/visitor.h"
+#include "passes/schedule/gpu_schedule.h"
 #include "passes/schedule/schedule.h"
 
 namespace kiln::passes {
@@ -58,7 +59,24 @@ std::vector<LoopPass> loop_pipeline(const LoopPipelineOptions& o) {
       break;
     }
     case TargetKind::CUDA: {
+      // The fast forms first, each taking the kernels of its shape; gpu-map
+      // maps whatever is left (and runs even unscheduled: a GPU kernel
+      // cannot run unmapped).
       GpuTarget gpu = o.target.gpu;
+      GpuScheduleOptions gs = o.gpu;
+      if (o.schedule) {
+        passes.push_back(
+            per_kernel("gpu-pointwise", [gpu, gs](const loop::Kernel& k, ir::OpCategory c) {
+              return gpu_pointwise(k, c, gpu, gs);
+            }));
+        // Contractions keep gpu-map's naive nest: their GPU schedules are
+        // candidates of their own (the naive nest's dot products would
+        // otherwise look like rows to gpu-reduce).
+        passes.push_back(
+            per_kernel("gpu-reduce", [gpu, gs](const loop::Kernel& k, ir::OpCategory c) {
+              return c == ir::OpCategory::Contraction ? k : gpu_reduce(k, gpu, gs);
+            }));
+      }
       passes.push_back(per_kernel(
           "gpu-map", [gpu](const loop::Kernel& k, ir::OpCategory) { return gpu_map(k, gpu); }));
       break;
@@ -69,7 +87,7 @@ std::vector<LoopPass> loop_pipeline(const LoopPipelineOptions& o) {
 }
 
 std::vector<std::string> loop_pass_names() {
-  return {"default-schedule", "gpu-map", "loop-simplify"};
+  return {"default-schedule", "gpu-pointwise", "gpu-reduce", "gpu-map", "loop-simplify"};
 }
 
 std::string kernels_text(const std::vector<loop::Kernel>& kernels) {

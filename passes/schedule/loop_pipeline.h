@@ -4,14 +4,16 @@
 // --print-after-all, --print-after=NAME, --time-passes).
 //
 //   cpu:   default-schedule -> loop-simplify
-//   cuda:  gpu-map -> loop-simplify
+//   cuda:  gpu-pointwise -> gpu-reduce -> gpu-map -> loop-simplify
 //
 // default-schedule vectorizes, parallelizes and versions each kernel by its
-// category (schedule.h, docs/schedules.md); gpu-map maps each kernel's loops
-// onto GPU blocks and threads (gpu_map.cpp); loop-simplify folds what they
-// left. Without scheduling (CompileOptions::schedule = false) a CPU kernel
-// runs as lowered, simplified; a GPU kernel is still mapped, since it cannot
-// run otherwise.
+// category (schedule.h, docs/schedules.md); gpu-pointwise and gpu-reduce map
+// elementwise and reduction kernels onto GPU blocks and threads in their fast
+// forms (gpu_schedule.h), gpu-map maps the others in its plain one
+// (gpu_map.cpp); loop-simplify folds what they left. Without scheduling
+// (CompileOptions::schedule = false) a CPU kernel runs as lowered,
+// simplified; a GPU kernel is still mapped by gpu-map, since it cannot run
+// otherwise.
 #pragma once
 
 #include <string>
@@ -20,6 +22,7 @@
 #include "ir/loop/loop_ir.h"
 #include "ir/op_registry.h"
 #include "passes/pass_runner.h"
+#include "passes/schedule/gpu_schedule.h"
 #include "passes/target.h"
 
 namespace kiln::passes {
@@ -34,6 +37,7 @@ struct LoopPipelineOptions {
   Target target;
   bool schedule = true;  // false: kernels keep their lowered loops (CPU)
   bool parallel = true;  // CPU: outer loops may run on the thread pool
+  GpuScheduleOptions gpu;  // CUDA: the GPU schedules' choices
 };
 
 using LoopPass = Pass<LoopProgram>;

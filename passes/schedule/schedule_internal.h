@@ -13,6 +13,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ir/loop/analysis.h"
 #include "ir/loop/loop_ir.h"
@@ -37,6 +39,11 @@ loop::Stmt rewrite_loop(const loop::Stmt& s, const std::string& loop_var, const 
 // lanes cannot be formed.
 loop::Stmt vectorize_body(const loop::Stmt& body, const std::string& var, const loop::Expr& min,
                           int lanes, std::string* why_not);
+
+// The stride parameters worth specializing to 1: for each buffer with stride
+// parameters named `<buffer>_s<dim>` (lower_graph's names), the one of its
+// last dim, with the value 1 (default_schedule.cpp).
+std::vector<std::pair<std::string, int64_t>> unit_stride_guesses(const loop::Kernel& k);
 
 // A check's answer from the reason its transform's code path recorded.
 inline std::optional<std::string> reason(std::string why_not) {

@@ -167,5 +167,45 @@ TEST(LoopEval, StridedViewsAreBoundsCheckedAgainstStorage) {
       InternalError);
 }
 
+TEST(LoopEval, GpuLocalScratchIsPerThreadAcrossPhases) {
+  // Two blocks of 4 threads; each thread keeps x[b * 4 + t] in its own
+  // gpu_local element through a barrier, then writes it reversed within the
+  // block. Per-thread copies: thread t reads back what it wrote, not what the
+  // last thread of the phase wrote.
+  Buf x = make_buf("x", DType::F32), y = make_buf("y", DType::F32),
+      keep = make_buf("keep", DType::F32);
+  Expr b = var("b"), t = var("t");
+  Stmt phase1 = For::make(t, make_int(0), make_int(4), ForKind::GpuThread,
+                          Store::make(keep, make_int(0), Load::make(x, b * make_int(4) + t)));
+  Stmt phase2 = For::make(t, make_int(0), make_int(4), ForKind::GpuThread,
+                          Store::make(y, b * make_int(4) + make_int(3) - t,
+                                      Load::make(keep, make_int(0)) * imm(DType::F32, 2)));
+  Stmt body = For::make(b, make_int(0), make_int(2), ForKind::GpuBlock,
+                        Allocate::make(keep, make_int(1), MemoryScope::GpuLocal,
+                                       Block::make({phase1, Barrier::make(), phase2})));
+  Kernel k{"reverse", {x, y}, {}, body};
+  EXPECT_NE(to_string(k).find("allocate keep[f32 * 1] in gpu_local"), std::string::npos)
+      << to_string(k);
+  Tensor in = make_tensor({8}, {1, 2, 3, 4, 5, 6, 7, 8});
+  Tensor out = Tensor::zeros({8});
+  std::vector<Tensor> bufs{in, out};
+  eval_kernel(k, bufs, {});
+  EXPECT_EQ(values_of(out), (std::vector<double>{8, 6, 4, 2, 16, 14, 12, 10}));
+  // Outside a thread loop there is no copy to read.
+  Stmt outside = For::make(b, make_int(0), make_int(1), ForKind::GpuBlock,
+                           Allocate::make(keep, make_int(1), MemoryScope::GpuLocal,
+                                          Store::make(keep, make_int(0), imm(DType::F32, 1))));
+  EXPECT_THROW(eval_stmt(outside, {}), InternalError);
+  // Each copy is bounds-checked against the per-thread size.
+  Stmt past = For::make(b, make_int(0), make_int(1), ForKind::GpuBlock,
+                        Allocate::make(keep, make_int(2), MemoryScope::GpuLocal,
+                                       For::make(t, make_int(0), make_int(4), ForKind::GpuThread,
+                                                 Store::make(keep, t, imm(DType::F32, 1)))));
+  EXPECT_THROW(eval_stmt(past, {}), InternalError);
+  // Per-thread storage has a size known when the kernel is compiled.
+  EXPECT_THROW(Allocate::make(keep, var("n"), MemoryScope::GpuLocal, outside), InternalError);
+  EXPECT_THROW(Allocate::make(keep, make_int(0), MemoryScope::GpuLocal, outside), InternalError);
+}
+
 }  // namespace
 }  // namespace kiln::loop

@@ -85,7 +85,7 @@ TEST(LoopPipeline, OneListPerTargetKind) {
   unscheduled.schedule = false;
   EXPECT_EQ(names(loop_pipeline(unscheduled)), (std::vector<std::string>{"loop-simplify"}));
   EXPECT_EQ(names(loop_pipeline(gpu_options())),
-            (std::vector<std::string>{"gpu-map", "loop-simplify"}));
+            (std::vector<std::string>{"gpu-pointwise", "gpu-reduce", "gpu-map", "loop-simplify"}));
   LoopPipelineOptions gpu_unscheduled = gpu_options();
   gpu_unscheduled.schedule = false;  // a GPU kernel is mapped regardless
   EXPECT_EQ(names(loop_pipeline(gpu_unscheduled)),

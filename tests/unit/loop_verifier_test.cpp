@@ -227,6 +227,47 @@ TEST_F(LoopVerifier, SharedMemoryPlacement) {
              "gpu_thread loop");
 }
 
+TEST_F(LoopVerifier, GpuLocalPlacementAndAccess) {
+  Buf keep = make_buf("keep", DType::F32);
+  Expr b = var("b"), t = var("t");
+  Stmt write = Store::make(keep, i64(0), Load::make(x, t));
+  Stmt read = Store::make(y, t, Load::make(keep, i64(0)));
+  // Valid: declared in the block, written and read in two phases.
+  Stmt ok = loop("b", n, ForKind::GpuBlock,
+                 Allocate::make(keep, i64(1), MemoryScope::GpuLocal,
+                                Block::make({loop("t", i64(32), ForKind::GpuThread, write),
+                                             Barrier::make(),
+                                             loop("t", i64(32), ForKind::GpuThread, read)})));
+  EXPECT_EQ(problems(kernel(ok)), "");
+  std::string msg = problems(kernel(Allocate::make(keep, i64(1), MemoryScope::GpuLocal, write)));
+  EXPECT_HAS(msg,
+             "gpu-local-placement: 'keep' is allocated in GPU per-thread storage outside any "
+             "gpu_block loop");
+  Stmt in_thread = loop("b", n, ForKind::GpuBlock,
+                        loop("t", i64(32), ForKind::GpuThread,
+                             Allocate::make(keep, i64(1), MemoryScope::GpuLocal, write)));
+  EXPECT_HAS(problems(kernel(in_thread)),
+             "gpu-local-placement: 'keep' is allocated in GPU per-thread storage inside a "
+             "gpu_thread loop (use stack scratch there)");
+  // Used between the phases: whose copy?
+  Stmt between = loop("b", n, ForKind::GpuBlock,
+                      Allocate::make(keep, i64(1), MemoryScope::GpuLocal,
+                                     Block::make({Store::make(keep, i64(0), f32(1)),
+                                                  loop("t", i64(32), ForKind::GpuThread, read)})));
+  msg = problems(kernel(between));
+  EXPECT_HAS(msg,
+             "gpu-local-access: GPU per-thread buffer 'keep' is stored to outside any gpu_thread "
+             "loop (whose copy would it be?)");
+  Stmt load_between =
+      loop("b", n, ForKind::GpuBlock,
+           Allocate::make(keep, i64(1), MemoryScope::GpuLocal,
+                          Block::make({loop("t", i64(32), ForKind::GpuThread, write),
+                                       Store::make(y, i64(0), Load::make(keep, i64(0)))})));
+  EXPECT_HAS(problems(kernel(load_between)),
+             "gpu-local-access: GPU per-thread buffer 'keep' is loaded outside any gpu_thread "
+             "loop");
+}
+
 TEST_F(LoopVerifier, ExternCallArgument) {
   Expr lanes = Ramp::make(i64(0), i64(1), 4);
   std::string msg = problems(kernel(ExternCall::make("gemm", {i64(1), lanes}, {x, y})));

@@ -295,6 +295,18 @@ void KernelEmitter::allocate(const loop::Allocate* op) {
                                                      "loop");
       line("KILN_SHARED(" + decl + ");");
       break;
+    case loop::MemoryScope::GpuLocal:
+      // Per thread, across the barrier phases of a block: every CUDA thread
+      // runs the block level, so a local array declared there is its own
+      // and outlives each phase (the evaluator offsets it by thread index).
+      KILN_INTERNAL_CHECK(in_block_ && !in_thread_,
+                          "cuda emitter: kernel " << k_.name << " allocates gpu_local " << name
+                                                  << " outside the block level of its gpu_block "
+                                                     "loop");
+      info.vector_access = false;
+      line(std::string(memory_type(info.dtype)) + " " + info.name + "[" +
+           std::to_string(std::max<int64_t>(size, 1)) + "];");
+      break;
     case loop::MemoryScope::Heap:
       break;  // refused above
   }

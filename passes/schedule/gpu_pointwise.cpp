@@ -101,6 +101,39 @@ BufUse uses_of(const Stmt& s) {
   return c.u;
 }
 
+// The arithmetic in `s` (binary operations, selects, calls, casts): what
+// a thread keeps live per element it computes.
+int64_t operations(const Stmt& s) {
+  struct Counter : IRVisitor {
+    using IRVisitor::visit_node;
+    int64_t n = 0;
+    void visit_node(const Binary* op) override {
+      ++n;
+      IRVisitor::visit_node(op);
+    }
+    void visit_node(const Select* op) override {
+      ++n;
+      IRVisitor::visit_node(op);
+    }
+    void visit_node(const Call* op) override {
+      ++n;
+      IRVisitor::visit_node(op);
+    }
+    void visit_node(const Cast* op) override {
+      ++n;
+      IRVisitor::visit_node(op);
+    }
+  } c;
+  if (s.defined()) c.visit(s);
+  return c.n;
+}
+
+// Above this many operations per element a thread computes one element:
+// four copies of a long chain (an integer pow is 64 square-and-multiply
+// steps) exceed the registers and spill, and the chain hides memory
+// latency by itself.
+constexpr int64_t kOneElementOperations = 128;
+
 class Pointwise {
  public:
   Pointwise(const Kernel& k, const GpuTarget& target, const GpuScheduleOptions& o)
@@ -119,6 +152,9 @@ class Pointwise {
       nests.push_back(*n);
     }
     if (nests.empty() || !independent(nests)) return std::nullopt;
+    int64_t ops = 0;
+    for (const Nest& n : nests) ops += operations(n.body);
+    if (ops > kOneElementOperations) lanes_ = 1;
     blk_ = Var::make(i64_t(), names_.fresh("gpu_blk"));
     thr_ = Var::make(i64_t(), names_.fresh("gpu_thr"));
     e_ = Var::make(i64_t(), names_.fresh("gpu_e"));

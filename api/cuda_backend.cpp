@@ -5,7 +5,7 @@
 //
 //   compile_cuda: emit -> [load false: stop; the image is made when a dump
 //                 needs it] -> image (caches, NVRTC) -> load (the CUDA
-//                 device runtime: not wired yet)
+//                 device runtime, runtime/cuda/module.h)
 //
 // The image's cache key holds the kernels' canonical bytes, NVRTC's version,
 // every NVRTC option (the architecture among them), the contraction
@@ -23,6 +23,7 @@
 #include "ir/loop/canonical.h"
 #include "ir/loop/visitor.h"
 #include "kiln/error.h"
+#include "runtime/cuda/module.h"
 #include "runtime/disk_cache.h"
 
 namespace kiln::api {
@@ -171,17 +172,17 @@ class NotLoaded final : public runtime::KernelFunction {
   std::string name_;
 };
 
-// Loads `code.image` on impl.device and gives each kernel its launcher.
+// Loads `code.image` on impl.device (runtime/cuda/module.h: once per device
+// and image while anything holds it) and gives each kernel its launcher.
 void load_module(const CompiledFunction::Impl& impl, const CudaCode& code, KernelEntries& out) {
-  // The CUDA device runtime (runtime/cuda: the driver's modules and
-  // launches) is not part of this build yet; the image is ready for it.
-  KILN_USER_ERROR("compile: running CUDA kernels on "
-                  << impl.device.str()
-                  << " needs the CUDA device runtime, which this Kiln does not have yet; the "
-                     "kernels were compiled ("
-                  << code.image->arch << ", " << code.image->image.size()
-                  << " bytes). Use CompileOptions::load = false (kiln dump) to see the code, or "
-                     "--device sim to run it");
+  std::string_view image = code.image->image;
+  // NVRTC's PTX ends in a NUL; the loader adds its own.
+  if (!code.image->cubin && !image.empty() && image.back() == '\0') image.remove_suffix(1);
+  std::shared_ptr<const runtime::cuda::Module> module =
+      runtime::cuda::Module::load(impl.device, image);
+  for (const codegen::cuda::EmittedKernel& e : code.program.entries) {
+    out.kernels.push_back(module->kernel(e.symbol));
+  }
 }
 
 std::string bytes(int64_t n) {

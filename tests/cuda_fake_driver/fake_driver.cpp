@@ -30,6 +30,8 @@
 //     scale_f64 (x f32*, out f32*, n i64, s f64 bits): out[i] = x[i] * s
 //     record    (anything): nothing; the launch log has what was passed
 //     fault     (anything): an illegal address, reported when waited for
+//   A CUBIN (64-bit ELF) is accepted too: its ".text.<name>" sections are
+//   functions run as `record`, their parameters not read (nparams -1).
 //   Launches check grid, block and dynamic shared memory against the
 //   device's and the function's limits as the driver does, and are logged.
 // - Devices: KILN_FAKE_CUDA_DEVICES of them (default 2; 0 makes cuInit fail
@@ -289,8 +291,47 @@ const BuiltinInfo* find_builtin(const std::string& name) {
   return nullptr;
 }
 
+template <typename T>
+T read_at(const unsigned char* p, size_t offset) {
+  T v;
+  std::memcpy(&v, p + offset, sizeof v);
+  return v;
+}
+
+// A CUBIN (a 64-bit ELF, as NVRTC makes for Kiln's cuda backend): each
+// section ".text.<name>" is a function <name>, run as `record` (the fake
+// cannot execute SASS) with the parameter count the launch passes unchecked
+// (nparams -1), so a compiled function's launches reach the log.
+std::unique_ptr<Module> parse_cubin(const unsigned char* elf) {
+  if (elf[4] != 2) return nullptr;  // ELFCLASS64
+  const auto shoff = read_at<uint64_t>(elf, 0x28);
+  const auto shentsize = read_at<uint16_t>(elf, 0x3a);
+  const auto shnum = read_at<uint16_t>(elf, 0x3c);
+  const auto shstrndx = read_at<uint16_t>(elf, 0x3e);
+  if (shentsize < 0x28 || shstrndx >= shnum) return nullptr;
+  auto section = [&](size_t i) { return elf + shoff + i * shentsize; };
+  const uint64_t names = read_at<uint64_t>(section(shstrndx), 0x18);
+  auto m = std::make_unique<Module>();
+  for (size_t i = 0; i < shnum; ++i) {
+    const char* name =
+        reinterpret_cast<const char*>(elf + names + read_at<uint32_t>(section(i), 0));
+    if (std::strncmp(name, ".text.", 6) != 0) continue;
+    auto f = std::make_unique<Function>();
+    f->name = name + 6;
+    f->builtin = "record";
+    f->nparams = -1;
+    f->max_dynamic_shared = kSharedPerBlock;
+    f->module = m.get();
+    m->functions.push_back(std::move(f));
+  }
+  return m;
+}
+
 // Parses an image; null when it is not one.
 std::unique_ptr<Module> parse_module(const char* text) {
+  if (std::memcmp(text, "\x7f" "ELF", 4) == 0) {
+    return parse_cubin(reinterpret_cast<const unsigned char*>(text));
+  }
   std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line) || line != "kiln-fake-cuda-module") return nullptr;
@@ -768,7 +809,7 @@ FAKE_API CUresult cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsig
   if (shared > unsigned(f->max_dynamic_shared)) return kInvalidValue;
   if (extra || (f->nparams > 0 && !params)) return kInvalidValue;
   // The driver reads every parameter now; Kiln's are all 8 bytes.
-  std::vector<uint64_t> values(size_t(f->nparams));
+  std::vector<uint64_t> values(size_t(std::max(f->nparams, 0)));
   for (int i = 0; i < f->nparams; ++i) {
     if (!params[i]) return kInvalidValue;
     std::memcpy(&values[size_t(i)], params[i], 8);

@@ -25,6 +25,7 @@
 #include "kiln/compile.h"
 #include "lower_test_util.h"
 #include "op_test_util.h"
+#include "runtime/device.h"
 #include "tests/unit/cuda_check_util.h"
 
 namespace kiln::test {
@@ -76,8 +77,9 @@ struct Run {
 
 class Checker {
  public:
-  // "llvm", "loop-eval" (on the host), "sim" (loop-eval on sim:0) or "cuda"
-  // (kernels generated for cuda and compiled by NVRTC; nothing runs).
+  // "llvm", "loop-eval" (on the host), "sim" (loop-eval on sim:0), "cuda"
+  // (kernels generated for cuda and compiled by NVRTC; nothing runs) or "gpu"
+  // (the cuda backend on cuda:0, run and compared: only where a GPU is).
   explicit Checker(std::string config) : backend_(std::move(config)) {}
 
   // Compiles `g` once and runs it on every feed against the interpreter.
@@ -89,8 +91,9 @@ class Checker {
       return;
     }
     CompileOptions o;
-    o.backend = backend_ == "sim" ? "loop-eval" : backend_;
+    o.backend = backend_ == "sim" ? "loop-eval" : backend_ == "gpu" ? "cuda" : backend_;
     if (backend_ == "sim") o.device = Device::sim(0);
+    if (backend_ == "gpu") o.device = Device::cuda(0);
     CompiledFunction f;
     try {
       f = compile(g, o);
@@ -490,6 +493,11 @@ TEST_P(LlvmOps, EveryOpEveryDtypeMatchesTheInterpreter) {
   if (backend == "cuda") {
     if (std::string why = CudaCompileCheck::skip_reason(); !why.empty()) GTEST_SKIP() << why;
   }
+  if (backend == "gpu") {
+    if (std::string why = runtime::device_unavailable_reason(Device::cuda(0)); !why.empty())
+      GTEST_SKIP() << "no GPU to run on (scripts/gpu-check runs these where there is one): "
+                   << why;
+  }
   Checker c(backend);
   std::vector<const ir::OpDef*> ops = ir::OpRegistry::global().all();
   for (size_t i = size_t(shard); i < ops.size(); i += kShards) {
@@ -503,7 +511,7 @@ TEST_P(LlvmOps, EveryOpEveryDtypeMatchesTheInterpreter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, LlvmOps,
-                         ::testing::Combine(::testing::Values("llvm", "loop-eval", "sim", "cuda"),
+                         ::testing::Combine(::testing::Values("llvm", "loop-eval", "sim", "cuda", "gpu"),
                                             ::testing::Range(0, kShards)),
                          [](const auto& info) {
                            std::string b = std::get<0>(info.param) == "loop-eval"

@@ -1,20 +1,15 @@
 // Check 6b of issue 12: every op-test case's emitted CUDA C, run by the CUDA
 // emulator, computes the interpreter's values. The cases of op_cases.h (the
-// generator llvm_ops_test runs) go through emu_check.h: compiled for sim:0,
-// the kernels' CUDA C of a shard built in ONE compiler run, the plan
-// launching the emulated kernels, every output of every run (sizes 0, 1, 7,
-// 33, 1023, strided and stride-0 views, NaN/Inf where the generator makes
-// them) compared with ir::interpret under llvm_ops_test's tolerances.
+// generator llvm_ops_test runs: every op x every dtype it takes, 1218 graphs)
+// go through emu_check.h: compiled for sim:0, the kernels' CUDA C of a shard
+// built in ONE compiler run, the plan launching the emulated kernels, every
+// output of every run (sizes 0, 1, 7, 33, 1023, strided and stride-0 views,
+// NaN/Inf where the generator makes them) compared with ir::interpret under
+// llvm_ops_test's tolerances.
 //
-// Cost: the shard's compiler run dominates, so not every case is emulated:
-// every op in its main dtype (f32 where it takes f32, else the first it
-// takes; mixed-dtype cases with f32 included), and every dtype for the ops
-// of kAllDTypes, which cover what a dtype changes in the emitted C (16-bit
-// float rounding, integer wrap and floor division, saturating casts, NaN
-// propagation, each kind of reduction).
+// Cost: each shard's compiler run dominates (about 12 s a shard in release,
+// where the harness compiles at -O1).
 #include <gtest/gtest.h>
-
-#include <set>
 
 #include "tests/emu/emu_check.h"
 #include "tests/unit/op_cases.h"
@@ -24,75 +19,22 @@ namespace {
 
 using namespace op_cases;
 
-// Ops emulated in every dtype they take.
-const std::set<std::string> kAllDTypes = {
-    "add", "mul",  "div",    "remainder", "maximum", "cast",   "exp",     "neg", "where",
-    "sum", "amax", "argmax", "mean",      "softmax", "matmul", "permute", "cat"};
-
-// The dtype a case is "in": its first non-bool tensor input (its first input
-// when all are bool, its first output when it has no inputs).
-DType case_dtype(const ir::Graph& g) {
-  for (const auto& v : g.inputs()) {
-    if (v->type().is_tensor() && v->type().dtype() != DType::Bool) return v->type().dtype();
-  }
-  if (!g.inputs().empty() && g.inputs()[0]->type().is_tensor()) {
-    return g.inputs()[0]->type().dtype();
-  }
-  return g.outputs().empty() ? DType::F32 : g.outputs()[0]->type().dtype();
-}
-
-bool has_f32_input(const ir::Graph& g) {
-  for (const auto& v : g.inputs()) {
-    if (v->type().is_tensor() && v->type().dtype() == DType::F32) return true;
-  }
-  return false;
-}
-
-// The op-test cases a shard emulates (see the top comment for which).
+// Hands every case to the emulation check, with the op's tolerances.
 class EmuCases : public OpCaseSink {
  public:
-  // Cases of one op wait until the op's last one, to choose among them.
   void check(const ir::OpDef& op, const std::string& label, const ir::Graph& g,
              const std::vector<Run>& runs) override {
-    if (!pending_.empty() && pending_.front().op != &op) flush();
-    pending_.push_back({&op, op.name + " " + label, g.clone(), runs});
+    std::vector<emutest::EmuRun> emu_runs;
+    for (const Run& r : runs) emu_runs.push_back({r.what, r.feed});
+    const ir::OpDef* def = &op;
+    check_.add(op.name, op.name + " " + label, g, emu_runs, [def](DType t) {
+      const Tol tol = tolerance(*def, t);
+      return std::pair{tol.rtol, tol.atol};
+    });
   }
-
-  void run_and_report(const std::string& shard) {
-    flush();
-    check_.run_and_report(shard);
-  }
+  void run_and_report(const std::string& shard) { check_.run_and_report(shard); }
 
  private:
-  struct Pending {
-    const ir::OpDef* op;
-    std::string what;
-    std::unique_ptr<ir::Graph> graph;
-    std::vector<Run> runs;
-  };
-
-  // Keeps every case of an op of kAllDTypes; of the others, those with an f32
-  // input, or (an op that takes no f32) those in the op's first dtype.
-  void flush() {
-    if (pending_.empty()) return;
-    const bool all = kAllDTypes.count(pending_.front().op->name) != 0;
-    bool f32 = false;
-    for (const Pending& p : pending_) f32 = f32 || has_f32_input(*p.graph);
-    const DType first = case_dtype(*pending_.front().graph);
-    for (const Pending& p : pending_) {
-      if (!all && (f32 ? !has_f32_input(*p.graph) : case_dtype(*p.graph) != first)) continue;
-      std::vector<emutest::EmuRun> runs;
-      for (const Run& r : p.runs) runs.push_back({r.what, r.feed});
-      const ir::OpDef* op = p.op;
-      check_.add(op->name, p.what, *p.graph, runs, [op](DType t) {
-        const Tol tol = tolerance(*op, t);
-        return std::pair{tol.rtol, tol.atol};
-      });
-    }
-    pending_.clear();
-  }
-
-  std::vector<Pending> pending_;
   emutest::EmuCheck check_;
 };
 

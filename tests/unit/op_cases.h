@@ -1,0 +1,392 @@
+// The op-test cases of llvm_ops_test (and of emu_ops_test, which runs the
+// same cases' emitted CUDA C in the CUDA emulator): every registry op x every
+// dtype it accepts (inference decides) x odd sizes (0, 1, 7, 33, 1023
+// elements via one symbolic dim, compiled once), non-contiguous and
+// broadcast (stride-0) views, broadcasting between operands, and the
+// tolerances a backend's outputs must meet against ir::interpret. A
+// generator: each case goes to an OpCaseSink, which compiles and runs it its
+// own way.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "ir/graph.h"
+#include "tests/unit/lower_test_util.h"
+#include "tests/unit/op_test_util.h"
+
+namespace kiln::test::op_cases {
+
+using ir::Attrs;
+using ir::AttrValue;
+using ir::Dim;
+using Ints = std::vector<int64_t>;
+
+inline const DType kDTypes[] = {DType::Bool, DType::I8,  DType::U8,   DType::I16, DType::I32,
+                                DType::I64,  DType::F16, DType::BF16, DType::F32, DType::F64};
+
+struct Tol {
+  double rtol = 0, atol = 0;
+};
+
+inline bool transcendental(const std::string& op) {
+  static const std::set<std::string> names = {
+      "exp",     "log",  "log1p", "expm1", "sqrt", "rsqrt",      "sin",     "cos",        "tanh",
+      "sigmoid", "silu", "erf",   "gelu",  "pow",  "reciprocal", "softmax", "log_softmax"};
+  return names.count(op) > 0;
+}
+
+inline Tol tolerance(const ir::OpDef& op, DType out) {
+  if (!is_floating(out) || op.category == ir::OpCategory::Layout ||
+      op.category == ir::OpCategory::Other) {
+    return {};
+  }
+  Tol t;
+  if (op.category == ir::OpCategory::Reduction || op.category == ir::OpCategory::Contraction) {
+    t = {1e-3, 1e-3};
+  } else if (transcendental(op.name)) {
+    t = {5e-4, 5e-5};
+  } else {
+    t = {out == DType::F64 ? 1e-12 : 1e-5, 1e-6};
+  }
+  if (out == DType::F16) t = {std::max(t.rtol, 4e-3), std::max(t.atol, 4e-3)};
+  if (out == DType::BF16) t = {std::max(t.rtol, 3.2e-2), std::max(t.atol, 3.2e-2)};
+  return t;
+}
+
+// --- one compiled graph, several runs -------------------------------------------------------
+
+struct Run {
+  std::string what;
+  std::vector<Tensor> feed;
+};
+
+// Receives the cases: `g` compiled once and run on every feed of `runs`.
+class OpCaseSink {
+ public:
+  virtual ~OpCaseSink() = default;
+  virtual void check(const ir::OpDef& op, const std::string& label, const ir::Graph& g,
+                     const std::vector<Run>& runs) = 0;
+};
+
+// Every case of `op`.
+inline void check_other(OpCaseSink& c, const ir::OpDef& op);
+inline void check_elementwise(OpCaseSink& c, const ir::OpDef& op);
+inline void generate(OpCaseSink& c, const ir::OpDef& op) {
+  if (op.category == ir::OpCategory::Elementwise) {
+    check_elementwise(c, op);
+  } else {
+    check_other(c, op);
+  }
+}
+
+// --- inputs ---------------------------------------------------------------------------------
+
+inline Tensor rnd(const Shape& s, DType t, uint64_t seed, bool nonzero = false) {
+  return random_tensor(s, t, seed, nonzero);
+}
+// n elements read with stride 2 (non-contiguous).
+inline Tensor strided(int64_t n, DType t, uint64_t seed, bool nonzero = false) {
+  return rnd({2 * n + 1}, t, seed, nonzero).view_as_strided({n}, {2}, 1);
+}
+// n elements that are all one element (stride 0, like expand).
+inline Tensor broadcast(int64_t n, DType t, uint64_t seed, bool nonzero = false) {
+  return rnd({1}, t, seed, nonzero).view_as_strided({n}, {0}, 0);
+}
+
+inline const int64_t kSizes[] = {0, 1, 7, 33, 1023};
+
+// Builds `op` over graph inputs of the given types (plus constants), or returns
+// null when inference rejects the operands (the op does not take this dtype).
+struct Operand {
+  std::optional<ir::Type> input;
+  std::optional<AttrValue> constant;
+};
+inline std::unique_ptr<ir::Graph> try_build(const std::string& op,
+                                            const std::vector<std::vector<Operand>>& calls,
+                                            const std::vector<Attrs>& attrs) {
+  auto g = std::make_unique<ir::Graph>("t");
+  std::vector<ir::Value*> outs;
+  int next = 0;
+  try {
+    for (size_t c = 0; c < calls.size(); ++c) {
+      std::vector<ir::Value*> vals;
+      for (const Operand& o : calls[c]) {
+        if (o.constant) {
+          vals.push_back(g->constant(*o.constant));
+        } else {
+          vals.push_back(g->add_input("in" + std::to_string(next++), *o.input));
+        }
+      }
+      for (ir::Value* v : g->apply(op, vals, attrs[c])) outs.push_back(v);
+    }
+  } catch (const Error&) {
+    return nullptr;
+  }
+  g->set_outputs(outs);
+  return g;
+}
+
+inline Operand in(DType t, ir::Dims dims) {
+  return {ir::Type::tensor(t, std::move(dims)), {}};
+}
+inline Operand cst(AttrValue v) {
+  return {{}, std::move(v)};
+}
+inline const Dim N = Dim::sym("N");
+
+// --- elementwise: one symbolic graph per (op, dtype, attrs) ---------------------------------
+
+inline bool needs_nonzero(const std::string& op) {
+  return op == "div" || op == "remainder" || op == "pow";
+}
+
+inline void check_unary(OpCaseSink& c, const ir::OpDef& op, DType t, const Attrs& attrs,
+                        const std::string& label) {
+  auto g = try_build(op.name, {{in(t, {N})}}, {attrs});
+  if (!g) return;
+  std::vector<Run> runs;
+  for (int64_t n : kSizes) runs.push_back({"N=" + std::to_string(n), {rnd({n}, t, uint64_t(n))}});
+  runs.push_back({"strided N=33", {strided(33, t, 5)}});
+  runs.push_back({"stride-0 N=7", {broadcast(7, t, 6)}});
+  c.check(op, label + " " + dtype_name(t), *g, runs);
+}
+
+inline void check_binary(OpCaseSink& c, const ir::OpDef& op, DType ta, DType tb, const Attrs& attrs,
+                         const std::string& label) {
+  // out0 = op(a[N], b[N]); out1 = op(c[M, 1], d[K]) broadcasts to [M, K].
+  Dim M = Dim::sym("M"), K = Dim::sym("K");
+  auto g = try_build(op.name, {{in(ta, {N}), in(tb, {N})}, {in(ta, {M, 1}), in(tb, {K})}},
+                     {attrs, attrs});
+  if (!g) return;
+  bool nz = needs_nonzero(op.name);
+  std::vector<Run> runs;
+  for (int64_t n : kSizes) {
+    runs.push_back({"N=" + std::to_string(n),
+                    {rnd({n}, ta, uint64_t(n)), rnd({n}, tb, uint64_t(n + 50), nz),
+                     rnd({3, 1}, ta, 1), rnd({5}, tb, 2, nz)}});
+  }
+  runs.push_back(
+      {"strided/stride-0 N=33, M=7, K=33",
+       {strided(33, ta, 3), broadcast(33, tb, 4, nz), rnd({7, 1}, ta, 5), strided(33, tb, 6, nz)}});
+  runs.push_back(
+      {"M=0", {rnd({1}, ta, 7), rnd({1}, tb, 8, nz), rnd({0, 1}, ta, 9), rnd({4}, tb, 10, nz)}});
+  c.check(op, label + " " + dtype_name(ta) + "," + dtype_name(tb), *g, runs);
+}
+
+inline void check_elementwise(OpCaseSink& c, const ir::OpDef& op) {
+  const std::string& n = op.name;
+  for (DType t : kDTypes) {
+    if (n == "cast") {
+      for (DType to : kDTypes)
+        check_unary(c, op, t, {{"dtype", to}}, std::string("->") + dtype_name(to));
+    } else if (n == "where") {
+      auto g = try_build(n, {{in(DType::Bool, {N}), in(t, {N}), in(t, {1})}}, {{}});
+      if (!g) continue;
+      std::vector<Run> runs;
+      for (int64_t s : kSizes) {
+        runs.push_back(
+            {"N=" + std::to_string(s), {rnd({s}, DType::Bool, 1), rnd({s}, t, 2), rnd({1}, t, 3)}});
+      }
+      runs.push_back({"strided", {strided(33, DType::Bool, 4), strided(33, t, 5), rnd({1}, t, 6)}});
+      c.check(op, dtype_name(t), *g, runs);
+    } else if (n == "masked_fill") {
+      auto g = try_build(n, {{in(t, {N}), in(DType::Bool, {N}), cst(AttrValue(int64_t{2}))}}, {{}});
+      if (!g) continue;
+      std::vector<Run> runs;
+      for (int64_t s : kSizes) {
+        runs.push_back({"N=" + std::to_string(s), {rnd({s}, t, 1), rnd({s}, DType::Bool, 2)}});
+      }
+      c.check(op, dtype_name(t), *g, runs);
+    } else if (n == "clamp") {
+      AttrValue lo = is_floating(t) ? AttrValue(-1.5) : AttrValue(int64_t{-2});
+      AttrValue hi = is_floating(t) ? AttrValue(1.0) : AttrValue(int64_t{3});
+      for (auto [l, h, label] : {std::tuple{cst(lo), cst(hi), "min,max"},
+                                 std::tuple{cst(lo), cst(ir::NoneAttr{}), "min"},
+                                 std::tuple{cst(ir::NoneAttr{}), cst(hi), "max"}}) {
+        auto g = try_build(n, {{in(t, {N}), l, h}}, {{}});
+        if (!g) continue;
+        std::vector<Run> runs;
+        for (int64_t s : kSizes) runs.push_back({"N=" + std::to_string(s), {rnd({s}, t, 1)}});
+        c.check(op, std::string(label) + " " + dtype_name(t), *g, runs);
+      }
+    } else if (op.operands.size() == 1) {
+      check_unary(c, op, t, {}, "");
+      if (n == "gelu") check_unary(c, op, t, {{"approximate", std::string("tanh")}}, "tanh");
+    } else if (op.operands.size() == 2) {
+      check_binary(c, op, t, t, {}, "");
+      if (n == "div") {
+        for (const char* mode : {"trunc", "floor"}) {
+          check_binary(c, op, t, t, {{"rounding_mode", std::string(mode)}}, mode);
+        }
+      }
+      if (n == "add" || n == "sub") check_binary(c, op, t, t, {{"alpha", 2.0}}, "alpha=2");
+    }
+  }
+  // Mixed dtypes (promotion inside the kernel).
+  if (op.operands.size() == 2 && n != "where") {
+    check_binary(c, op, DType::I32, DType::F32, {}, "mixed");
+    check_binary(c, op, DType::U8, DType::I8, {}, "mixed");
+    check_binary(c, op, DType::F16, DType::BF16, {}, "mixed");
+  }
+}
+
+// --- the other categories: a few shapes per op, every accepted dtype ------------------------
+
+struct Case {
+  std::vector<std::vector<Shape>> shapes;  // per run: one shape per tensor input
+  std::vector<Operand> operands;           // types (dims symbolic or static) and constants
+  Attrs attrs;
+};
+
+inline void check_cases(OpCaseSink& c, const ir::OpDef& op, const std::vector<Case>& cases,
+                        const std::vector<DType>& dtypes) {
+  for (DType t : dtypes) {
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const Case& cs = cases[i];
+      std::vector<Operand> ops = cs.operands;
+      for (Operand& o : ops) {
+        if (o.input && o.input->is_tensor() && o.input->dtype() == DType::F32) {
+          o.input = ir::Type::tensor(t, o.input->dims());  // F32 marks "the swept dtype"
+        }
+      }
+      auto g = try_build(op.name, {ops}, {cs.attrs});
+      if (!g) continue;
+      std::vector<Run> runs;
+      for (size_t r = 0; r < cs.shapes.size(); ++r) {
+        std::vector<Tensor> feed;
+        size_t k = 0;
+        for (const Operand& o : ops) {
+          if (!o.input) continue;
+          const Shape& s = cs.shapes[r].at(k++);
+          DType dt = o.input->dtype();
+          Tensor x = rnd(s, dt, 11 * r + k);
+          // Variances must be positive.
+          if (op.name == "batch_norm" && k == 3) x = Tensor::rand(s, 5, dt);
+          feed.push_back(x);
+        }
+        runs.push_back({"shapes#" + std::to_string(r), feed});
+      }
+      c.check(op, "case " + std::to_string(i) + " " + dtype_name(t), *g, runs);
+    }
+  }
+}
+
+inline std::vector<DType> all_dtypes() {
+  return std::vector<DType>(std::begin(kDTypes), std::end(kDTypes));
+}
+
+inline void check_other(OpCaseSink& c, const ir::OpDef& op) {
+  const std::string& n = op.name;
+  const DType S = DType::F32;  // placeholder for the swept dtype
+  const Operand none = cst(ir::NoneAttr{});
+  std::vector<Case> cases;
+  std::vector<Shape> rows = {{0, 7}, {1, 7}, {7, 7}, {33, 7}};
+  std::vector<std::vector<Shape>> row_runs;  // x: [N, 7] for N = 0, 1, 7, 33
+  for (const Shape& s : rows) row_runs.push_back({s});
+  if (n == "sum" || n == "prod" || n == "mean" || n == "amax" || n == "amin" || n == "any" ||
+      n == "all" || n == "var" || n == "std") {
+    for (Attrs a : {Attrs{{"dim", Ints{1}}}, Attrs{{"dim", Ints{0}}, {"keepdim", true}}, Attrs{}}) {
+      cases.push_back({row_runs, {in(S, {N, 7})}, a});
+    }
+  } else if (n == "max" || n == "min" || n == "argmax" || n == "argmin") {
+    cases.push_back({row_runs, {in(S, {N, 7})}, {{"dim", int64_t{1}}}});
+    cases.push_back({row_runs, {in(S, {N, 7})}, {{"dim", int64_t{0}}, {"keepdim", true}}});
+  } else if (n == "softmax" || n == "log_softmax") {
+    cases.push_back({row_runs, {in(S, {N, 7})}, {{"dim", int64_t{1}}}});
+    cases.push_back({row_runs, {in(S, {N, 7})}, {{"dim", int64_t{0}}}});
+  } else if (n == "layer_norm") {
+    cases.push_back({{{{1, 33}, {33}, {33}}, {{7, 33}, {33}, {33}}},
+                     {in(S, {N, 33}), in(S, {33}), in(S, {33})},
+                     {{"normalized_shape", Ints{33}}}});
+    cases.push_back(
+        {{{{2, 3, 4}}}, {in(S, {2, 3, 4}), none, none}, {{"normalized_shape", Ints{3, 4}}}});
+  } else if (n == "rms_norm") {
+    cases.push_back({{{{1, 33}, {33}}, {{7, 33}, {33}}},
+                     {in(S, {N, 33}), in(S, {33})},
+                     {{"normalized_shape", Ints{33}}}});
+  } else if (n == "batch_norm") {
+    cases.push_back({{{{2, 3, 4, 5}, {3}, {3}, {3}, {3}}},
+                     {in(S, {2, 3, 4, 5}), in(S, {3}), in(S, {3}), in(S, {3}), in(S, {3})},
+                     {}});
+  } else if (n == "matmul") {
+    cases.push_back({{{{1, 7}, {7, 5}}, {{33, 7}, {7, 5}}}, {in(S, {N, 7}), in(S, {7, 5})}, {}});
+    cases.push_back({{{{7}, {7}}}, {in(S, {7}), in(S, {7})}, {}});
+    cases.push_back({{{{2, 1, 3, 7}, {4, 7, 5}}}, {in(S, {2, 1, 3, 7}), in(S, {4, 7, 5})}, {}});
+  } else if (n == "bmm") {
+    cases.push_back({{{{2, 3, 7}, {2, 7, 5}}}, {in(S, {2, 3, 7}), in(S, {2, 7, 5})}, {}});
+  } else if (n == "linear") {
+    cases.push_back({{{{1, 7}, {5, 7}, {5}}, {{33, 7}, {5, 7}, {5}}},
+                     {in(S, {N, 7}), in(S, {5, 7}), in(S, {5})},
+                     {}});
+  } else if (n == "conv2d") {
+    cases.push_back({{{{2, 3, 7, 6}, {4, 3, 3, 3}, {4}}},
+                     {in(S, {2, 3, 7, 6}), in(S, {4, 3, 3, 3}), in(S, {4})},
+                     {}});
+    cases.push_back({{{{1, 4, 9, 8}, {6, 2, 3, 2}}},
+                     {in(S, {1, 4, 9, 8}), in(S, {6, 2, 3, 2}), none},
+                     {{"stride", Ints{2, 1}}, {"padding", Ints{1, 2}}, {"groups", int64_t{2}}}});
+  } else if (n == "max_pool2d" || n == "avg_pool2d") {
+    cases.push_back({{{{2, 3, 7, 6}}},
+                     {in(S, {2, 3, 7, 6})},
+                     {{"kernel_size", Ints{3}}, {"stride", Ints{2}}, {"padding", Ints{1}}}});
+    cases.push_back(
+        {{{{1, 2, 7, 7}}}, {in(S, {1, 2, 7, 7})}, {{"kernel_size", Ints{2}}, {"ceil_mode", true}}});
+  } else if (n == "reshape") {
+    cases.push_back({{{{3, 4, 5}}}, {in(S, {3, 4, 5})}, {{"shape", Ints{4, -1}}}});
+  } else if (n == "permute") {
+    cases.push_back({{{{2, 3, 4}}}, {in(S, {2, 3, 4})}, {{"dims", Ints{2, 0, 1}}}});
+  } else if (n == "transpose") {
+    cases.push_back({row_runs, {in(S, {N, 7})}, {{"dim0", int64_t{0}}, {"dim1", int64_t{1}}}});
+  } else if (n == "expand") {
+    cases.push_back({{{{3, 1}}}, {in(S, {3, 1})}, {{"size", Ints{2, 3, 4}}}});
+  } else if (n == "squeeze") {
+    cases.push_back({{{{3, 1, 4, 1}}}, {in(S, {3, 1, 4, 1})}, {}});
+  } else if (n == "unsqueeze") {
+    cases.push_back({row_runs, {in(S, {N, 7})}, {{"dim", int64_t{1}}}});
+  } else if (n == "flatten") {
+    cases.push_back({{{{2, 3, 4}}}, {in(S, {2, 3, 4})}, {{"start_dim", int64_t{1}}}});
+  } else if (n == "contiguous" || n == "copy") {
+    cases.push_back({row_runs, {in(S, {N, 7})}, {}});
+  } else if (n == "slice") {
+    cases.push_back(
+        {row_runs,
+         {in(S, {N, 7})},
+         {{"dim", int64_t{1}}, {"start", int64_t{1}}, {"end", int64_t{-1}}, {"step", int64_t{2}}}});
+    cases.push_back({{{{7, 5}}}, {in(S, {7, 5})}, {{"dim", int64_t{0}}, {"start", int64_t{-3}}}});
+  } else if (n == "select") {
+    cases.push_back({row_runs, {in(S, {N, 7})}, {{"dim", int64_t{1}}, {"index", int64_t{-2}}}});
+  } else if (n == "cat" || n == "stack") {
+    cases.push_back({{{{1, 7}, {1, 7}}, {{7, 7}, {7, 7}}},
+                     {in(S, {N, 7}), in(S, {N, 7})},
+                     {{"dim", int64_t{1}}}});
+  } else if (n == "split") {
+    cases.push_back({{{{7, 3}}}, {in(S, {7, 3})}, {{"split_size", int64_t{3}}}});
+  } else if (n == "chunk") {
+    cases.push_back({{{{2, 6}}}, {in(S, {2, 6})}, {{"chunks", int64_t{4}}, {"dim", int64_t{-1}}}});
+  } else if (n == "arange" || n == "full" || n == "constant") {
+    std::vector<Attrs> as;
+    if (n == "arange")
+      as = {{{"end", 7.0}}, {{"start", 1.0}, {"end", 2.0}, {"step", 0.25}, {"dtype", DType::F32}}};
+    if (n == "full")
+      as = {{{"size", Ints{2, 3}}, {"value", 1.5}}, {{"size", Ints{0}}, {"value", 1.0}}};
+    if (n == "constant") as = {{{"value", AttrValue(make_tensor({2, 2}, {1, 2, 3, 4}))}}};
+    for (const Attrs& a : as) {
+      auto g = try_build(n, {{}}, {a});
+      if (g) c.check(op, "attrs", *g, {{"", {}}});
+    }
+    return;
+  }
+  if (cases.empty()) {
+    ADD_FAILURE() << "no llvm_ops_test case for op " << n;
+    return;
+  }
+  check_cases(c, op, cases, all_dtypes());
+}
+
+}  // namespace kiln::test::op_cases

@@ -147,8 +147,7 @@ TEST_P(LlvmOps, EveryOpEveryDtypeMatchesTheInterpreter) {
   }
   if (backend == "gpu") {
     if (std::string why = runtime::device_unavailable_reason(Device::cuda(0)); !why.empty())
-      GTEST_SKIP() << "no GPU to run on (scripts/gpu-check runs these where there is one): "
-                   << why;
+      GTEST_SKIP() << "no GPU to run on (scripts/gpu-check runs these where there is one): " << why;
   }
   Checker c(backend);
   std::vector<const ir::OpDef*> ops = ir::OpRegistry::global().all();
@@ -157,7 +156,8 @@ TEST_P(LlvmOps, EveryOpEveryDtypeMatchesTheInterpreter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, LlvmOps,
-                         ::testing::Combine(::testing::Values("llvm", "loop-eval", "sim", "cuda", "gpu"),
+                         ::testing::Combine(::testing::Values("llvm", "loop-eval", "sim", "cuda",
+                                                              "gpu"),
                                             ::testing::Range(0, kShards)),
                          [](const auto& info) {
                            std::string b = std::get<0>(info.param) == "loop-eval"

@@ -22,10 +22,27 @@
 // written is reported once per process (per directory) and then skipped; no
 // method throws.
 //
+// Trust: an entry is code Kiln will run, so the cache is exactly as trusted as
+// the user's own files. The directory is created 0700 (whatever the umask)
+// and opened without following a symlink (the tuning/ subdirectory too,
+// relative to the verified parent); a directory that is a symlink, not a
+// directory, not owned by the effective user or writable by group or others
+// is reported once ("kiln: warning: not using the kernel cache in DIR: PATH
+// is <why>; continuing without the disk cache") and the process runs without
+// it. An entry is opened relative to that directory with O_NOFOLLOW and
+// O_NONBLOCK (a FIFO cannot hang a load) and must be a regular file owned by
+// the user and not group/other-writable, else "kiln: warning: ignoring cache
+// entry PATH: it is <why>" and a miss (counted in DiskCacheStats::refused).
+// Sizes in the header are checked against fstat before the body is read
+// (payload at most 1 GiB, description at most 16 MiB). The 128-bit key and
+// checksums catch damage, not forgery: an entry written by the same user is
+// trusted.
+//
 // Size: the first store of a process into a directory trims it to
 // $KILN_CACHE_MAX_MB (default 512) by deleting the entries least recently
 // used (a hit refreshes an entry's modification time), and removes temporary
-// files a crashed writer left over an hour ago.
+// files a crashed writer left over an hour ago; it only ever unlinks the
+// user's own regular files in the verified directory.
 #pragma once
 
 #include <atomic>
@@ -46,6 +63,7 @@ struct DiskCacheStats {
   uint64_t writes = 0;   // entries stored
   uint64_t write_failures = 0;
   uint64_t evicted = 0;  // entries deleted by trim()
+  uint64_t refused = 0;  // entries not trusted (not ours, writable by others, not a file)
 };
 
 // The format version in every entry's header; bump it when the layout changes.
@@ -93,7 +111,8 @@ class DiskCache {
   // `max_bytes` of them, and stale temporary files; returns how many entries
   // it deleted. store() calls it once per directory with the configured limit.
   size_t trim(uint64_t max_bytes);
-  // $KILN_CACHE_MAX_MB in bytes (default 512 MiB).
+  // $KILN_CACHE_MAX_MB in bytes (default 512 MiB; 1 to 2^44 - 1 MiB, anything
+  // else is warned about once and the default used).
   static uint64_t max_bytes_from_environment();
 
   // The directory the environment names: KILN_CACHE_DIR, XDG_CACHE_HOME/kiln,

@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/env_number.h"
+
 namespace kiln {
 
 namespace {
@@ -92,11 +94,11 @@ class ThreadPool {
 };
 
 int configured_threads() {
-  if (const char* env = std::getenv("KILN_NUM_THREADS")) {
-    int n = std::atoi(env);
-    if (n > 0) return std::min(n, 256);
-  }
-  return std::max(1u, std::thread::hardware_concurrency());
+  // KILN_NUM_THREADS: 1 to 2^20 accepted (anything else is warned about once
+  // and ignored), at most 256 used; else every hardware thread.
+  uint64_t hardware = std::max(1u, std::thread::hardware_concurrency());
+  uint64_t n = runtime::env_uint("KILN_NUM_THREADS", hardware, 1, uint64_t(1) << 20);
+  return int(n == hardware ? n : std::min<uint64_t>(n, 256));
 }
 
 ThreadPool& pool() {
@@ -106,7 +108,9 @@ ThreadPool& pool() {
 
 }  // namespace
 
-int num_threads() { return pool().size(); }
+int num_threads() {
+  return pool().size();
+}
 
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn) {
@@ -125,7 +129,7 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
 
 }  // namespace kiln
 
-extern "C" void kiln_parallel_for(void (*body)(int64_t, int64_t, void*), void* closure,
-                                  int64_t n, int64_t grain) {
+extern "C" void kiln_parallel_for(void (*body)(int64_t, int64_t, void*), void* closure, int64_t n,
+                                  int64_t grain) {
   kiln::parallel_for(0, n, grain, [&](int64_t b, int64_t e) { body(b, e, closure); });
 }

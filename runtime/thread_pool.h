@@ -4,7 +4,8 @@
 // Work is split into chunks of at least `grain` iterations; the calling thread
 // takes chunks too. A parallel_for inside a parallel_for body runs serially on
 // the calling thread (no oversubscription, no deadlock). The pool size is
-// KILN_NUM_THREADS when set, else the number of hardware threads.
+// KILN_NUM_THREADS when set (1 to 2^20, at most 256 used; an invalid value is
+// warned about and ignored), else the number of hardware threads.
 #pragma once
 
 #include <cstdint>

@@ -11,8 +11,10 @@
 // of DiskCache's rules: a versioned, self-checking header; the full 128-bit
 // key in the entry; the full key text stored as the entry's description and
 // compared on load; payload checksum; writes through a temporary file and an
-// atomic rename; a corrupt, truncated or mismatched entry is reported once on
-// stderr and read as a miss (the caller measures again and overwrites it); an
+// atomic rename; the same trust checks (a private directory, tuning/
+// itself opened without following a symlink, only the user's own regular
+// files read or trimmed); a corrupt, truncated or mismatched entry is
+// reported once on stderr and read as a miss (the caller measures again and overwrites it); an
 // unwritable directory is reported once and skipped; KILN_CACHE=off (0,
 // false, no) turns the disk layer off. A record that fails to parse is
 // treated the same way. Nothing here throws.

@@ -4,7 +4,9 @@
 // inside brackets and explicit `\` continuations).
 #include "frontend/lexer.h"
 
+#include <cerrno>
 #include <cstdlib>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -227,8 +229,18 @@ class Lexer {
       }
       Token& t = push(Tok::Int, src_.substr(start, pos_ - start), b, here());
       errno = 0;
-      t.ival = int64_t(std::strtoull(digits.c_str(), nullptr, base));
-      if (digits.empty() || errno) diags_.error(t.span, "invalid integer literal");
+      unsigned long long u = std::strtoull(digits.c_str(), nullptr, base);
+      size_t valid = digits.find_first_not_of(base == 16  ? "0123456789abcdefABCDEF"
+                                              : base == 8 ? "01234567"
+                                                          : "01");
+      if (digits.empty() || valid != std::string::npos) {
+        diags_.error(t.span, "invalid integer literal");
+      } else if (errno == ERANGE || u > uint64_t(std::numeric_limits<int64_t>::max())) {
+        // Script ints are int64: 0x8000000000000000 must not wrap to -2**63.
+        diags_.error(t.span, "integer literal '" + t.text + "' is too large (more than 2**63-1)");
+      } else {
+        t.ival = int64_t(u);
+      }
       return;
     }
     auto digits = [&] {
@@ -268,7 +280,9 @@ class Lexer {
     } else {
       errno = 0;
       t.ival = std::strtoll(clean.c_str(), nullptr, 10);
-      if (errno == ERANGE) diags_.error(t.span, "integer literal '" + text + "' is too large");
+      if (errno == ERANGE) {
+        diags_.error(t.span, "integer literal '" + text + "' is too large (more than 2**63-1)");
+      }
     }
   }
 

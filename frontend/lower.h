@@ -22,6 +22,7 @@
 
 #include "frontend/ast.h"
 #include "frontend/diagnostics.h"
+#include "frontend/limits.h"
 #include "ir/graph.h"
 
 namespace kiln::frontend {
@@ -249,6 +250,15 @@ class Lowerer {
   Val lookup(const std::string& name, const Span& at);
   Frame& frame() { return frames_.back(); }
 
+  // --- compile-time budgets (frontend/limits.h) -----------------------------------------
+  const CompileBudgets& budgets() const { return budgets_; }
+  // Fails when a list, tuple, string or range of n items is over the budget.
+  void check_sequence_length(__int128 n, const Span& at);
+  // Fails when one loop would unroll n iterations, more than the per-loop budget.
+  void check_loop_length(int64_t n, const Span& at);
+  // Counts one unrolled iteration against the budget of the whole compile.
+  void count_iteration(const Span& at);
+
   // --- recursion bound ---------------------------------------------------------------
   // The parser bounds each expression and block (kMaxExprNesting, ...), but
   // inlined calls stack them: lowering recurses through eval, exec and calls,
@@ -278,6 +288,8 @@ class Lowerer {
   std::map<std::string, Val> globals_;
   int64_t next_storage_ = 1;
   int depth_ = 0;  // open Nesting levels
+  CompileBudgets budgets_ = CompileBudgets::from_env();
+  int64_t unrolled_ = 0;  // loop iterations unrolled so far
 };
 
 // Compile-time scalar arithmetic with Python semantics.

@@ -2,9 +2,12 @@
 // (positional, keyword, defaults, `*shape` varargs), dispatch of torch.X /
 // F.X / tensor methods / Python builtins, functionalized in-place methods
 // (`x.add_(y)` -> rebinding x), and inlining of calls to other defs.
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 
 #include "frontend/lower.h"
+#include "frontend/scalar_ops.h"
 #include "kiln/error.h"
 
 namespace kiln::frontend {
@@ -420,16 +423,30 @@ Val Lowerer::call_builtin(const std::string& name, const CallArgs& args) {
   if (name == "int") {
     const Val& v = arg(0);
     scalar_only(v, 0);
-    if (v.kind == Val::Kind::Float) {
-      if (!std::isfinite(v.f)) fail(span(0), "cannot convert " + std::to_string(v.f) + " to int");
-      return Val::int_(int64_t(std::trunc(v.f)));
-    }
+    if (v.kind == Val::Kind::Float) return Val::int_(float_to_int(*this, v.f, "int", span(0)));
     if (v.kind == Val::Kind::Str) {
-      try {
-        return Val::int_(std::stoll(v.s));
-      } catch (const std::exception&) {
-        fail(span(0), "invalid literal for int(): '" + v.s + "'");
+      // Python's int(str): optional blanks and sign, decimal digits, '_' between digits.
+      std::string digits;
+      size_t b = v.s.find_first_not_of(" \t\n"), e = v.s.find_last_not_of(" \t\n");
+      bool ok = b != std::string::npos;
+      for (size_t k = b; ok && k <= e; ++k) {
+        char c = v.s[k];
+        if (std::isdigit(uint8_t(c))) {
+          digits += c;
+        } else if (k == b && (c == '-' || c == '+')) {
+          digits += c;
+        } else {
+          ok = c == '_' && k > b && k < e && std::isdigit(uint8_t(v.s[k - 1])) &&
+               std::isdigit(uint8_t(v.s[k + 1]));
+        }
       }
+      ok = ok && digits.find_first_of("0123456789") != std::string::npos;
+      if (!ok) fail(span(0), "invalid literal for int() with base 10: '" + v.s + "'");
+      errno = 0;
+      long long r = std::strtoll(digits.c_str(), nullptr, 10);
+      if (errno == ERANGE)
+        fail(span(0), "integer overflow: int('" + v.s + "') does not fit in int64");
+      return Val::int_(r);
     }
     if (!v.is_number()) fail(span(0), "int() argument must be a number, got " + kind_name(v));
     return Val::int_(v.i);
@@ -442,15 +459,17 @@ Val Lowerer::call_builtin(const std::string& name, const CallArgs& args) {
     const Val& v = arg(0);
     if (v.is_tensor()) return fresh(apply1("abs", {v.value}, {}, args.callee));
     scalar_only(v, 0);
-    if (v.kind == Val::Kind::Float) return Val::float_(std::fabs(v.f));
-    if (v.is_number()) return Val::int_(v.i < 0 ? -v.i : v.i);
+    if (std::optional<Val> r = scalar_unary(*this, "abs", v, args.callee)) return *r;
     fail(span(0), "bad operand for abs(): " + kind_name(v));
   }
   if (name == "round") {
     const Val& v = arg(0);
     scalar_only(v, 0);
+    if (args.positional.size() > 2) fail(span(2), "round() takes at most 2 arguments");
     if (!v.is_number()) fail(span(0), "round() needs a number");
-    return Val::int_(int64_t(std::nearbyint(v.num())));
+    const Val* ndigits = args.positional.size() > 1 ? &arg(1) : nullptr;
+    if (ndigits) scalar_only(*ndigits, 1);
+    return py_round(*this, v, ndigits, args.callee);
   }
   if (name == "len") {
     const Val& v = arg(0);
@@ -473,12 +492,13 @@ Val Lowerer::call_builtin(const std::string& name, const CallArgs& args) {
     int64_t start = n.size() > 1 ? n[0] : 0, stop = n.size() > 1 ? n[1] : n[0];
     int64_t step = n.size() > 2 ? n[2] : 1;
     if (step == 0) fail(span(2), "range() step must not be zero");
+    // The length first, exactly (start, stop and step may be near the int64 limits).
+    __int128 lo = start, hi = stop, st = step, len = 0;
+    if (st > 0 && lo < hi) len = (hi - lo - 1) / st + 1;
+    if (st < 0 && lo > hi) len = (lo - hi - 1) / -st + 1;
+    check_sequence_length(len, args.callee);
     std::vector<Val> items;
-    for (int64_t k = start; step > 0 ? k < stop : k > stop; k += step) {
-      items.push_back(Val::int_(k));
-      if (items.size() > 4096)
-        fail(args.callee, "range() with more than 4096 values is too long to unroll");
-    }
+    for (__int128 k = 0; k < len; ++k) items.push_back(Val::int_(int64_t(lo + k * st)));
     return Val::tuple(std::move(items), Val::Kind::List);
   }
   if (name == "min" || name == "max" || name == "sum") {

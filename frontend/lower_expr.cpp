@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "frontend/lower.h"
+#include "frontend/scalar_ops.h"
 
 namespace kiln::frontend {
 
@@ -15,18 +16,6 @@ namespace {
 
 bool is_intlike(const Val& v) {
   return v.kind == Val::Kind::Int || v.kind == Val::Kind::Bool;
-}
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-int64_t py_mod(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
 }
 
 const char* tensor_op_for(const std::string& op) {
@@ -63,76 +52,6 @@ std::optional<DType> torch_dtype(const std::string& name) {
   return std::nullopt;
 }
 
-Val scalar_binary(Lowerer& L, const std::string& op, const Val& a, const Val& b, const Span& at) {
-  // Sequences: concatenation and repetition, as in Python.
-  if (a.is_seq() && b.is_seq() && op == "+") {
-    Val r = a;
-    r.items.insert(r.items.end(), b.items.begin(), b.items.end());
-    return r;
-  }
-  if (a.is_seq() && is_intlike(b) && op == "*") {
-    Val r = a;
-    r.items.clear();
-    for (int64_t k = 0; k < b.i; ++k) r.items.insert(r.items.end(), a.items.begin(), a.items.end());
-    return r;
-  }
-  if (a.kind == Val::Kind::Str && b.kind == Val::Kind::Str && op == "+") return Val::str(a.s + b.s);
-  if (a.kind == Val::Kind::SymDim || b.kind == Val::Kind::SymDim) {
-    const std::string& sym = a.kind == Val::Kind::SymDim ? a.s : b.s;
-    L.fail(at, "arithmetic on the symbolic size '" + sym +
-                   "' is not supported yet (its value is only known at run time)");
-  }
-  if (!a.is_number() || !b.is_number()) {
-    L.fail(at, "unsupported operand types for " + op + ": '" + kind_name(a) + "' and '" +
-                   kind_name(b) + "'");
-  }
-  bool ints = is_intlike(a) && is_intlike(b);
-  bool bools = a.kind == Val::Kind::Bool && b.kind == Val::Kind::Bool;
-  if (op == "&" || op == "|" || op == "^" || op == "<<" || op == ">>") {
-    if (!ints)
-      L.fail(at, "unsupported operand types for " + op + ": '" + kind_name(a) + "' and '" +
-                     kind_name(b) + "'");
-    int64_t r = op == "&"    ? (a.i & b.i)
-                : op == "|"  ? (a.i | b.i)
-                : op == "^"  ? (a.i ^ b.i)
-                : op == "<<" ? (a.i << b.i)
-                             : (a.i >> b.i);
-    return bools && op != "<<" && op != ">>" ? Val::bool_(r != 0) : Val::int_(r);
-  }
-  if (ints) {
-    int64_t x = a.i, y = b.i;
-    if (op == "+") return Val::int_(x + y);
-    if (op == "-") return Val::int_(x - y);
-    if (op == "*") return Val::int_(x * y);
-    if (op == "/" || op == "//" || op == "%") {
-      if (y == 0) L.fail(at, "division by zero");
-      if (op == "/") return Val::float_(double(x) / double(y));
-      return Val::int_(op == "//" ? floor_div(x, y) : py_mod(x, y));
-    }
-    if (op == "**") {
-      if (y < 0) return Val::float_(std::pow(double(x), double(y)));
-      int64_t r = 1;
-      for (int64_t k = 0; k < y; ++k) r *= x;
-      return Val::int_(r);
-    }
-  } else {
-    double x = a.num(), y = b.num();
-    if (op == "+") return Val::float_(x + y);
-    if (op == "-") return Val::float_(x - y);
-    if (op == "*") return Val::float_(x * y);
-    if (op == "/" || op == "//" || op == "%") {
-      if (y == 0) L.fail(at, "float division by zero");
-      if (op == "/") return Val::float_(x / y);
-      if (op == "//") return Val::float_(std::floor(x / y));
-      double r = std::fmod(x, y);
-      if (r != 0 && ((r < 0) != (y < 0))) r += y;
-      return Val::float_(r);
-    }
-    if (op == "**") return Val::float_(std::pow(x, y));
-  }
-  L.fail(at, "operator '" + op + "' is not supported on numbers");
-}
-
 Val Lowerer::binary(const std::string& op, const Val& a, const Val& b, const Span& at) {
   if (a.kind == Val::Kind::Poison || b.kind == Val::Kind::Poison) throw Abort{};
   if (!a.is_tensor() && !b.is_tensor()) return scalar_binary(*this, op, a, b, at);
@@ -143,6 +62,7 @@ Val Lowerer::binary(const std::string& op, const Val& a, const Val& b, const Spa
                    kind_name(b) + "'");
     }
   }
+  if (op == "**" && a.is_tensor()) check_int_tensor_pow(*this, a.value, b, at);
   ir::Value* x = operand(a, at);
   ir::Value* y = operand(b, at);
   if (op == "&" || op == "|" || op == "^") {
@@ -249,15 +169,7 @@ Val Lowerer::unary(const std::string& op, const Val& a, const Span& at) {
       return fresh(apply1(b ? "logical_not" : "bitwise_not", {a.value}, {}, at));
     }
   }
-  if (a.kind == Val::Kind::Int || a.kind == Val::Kind::Bool) {
-    if (op == "-") return Val::int_(-a.i);
-    if (op == "+") return Val::int_(a.i);
-    if (op == "~") return Val::int_(~a.i);
-  }
-  if (a.kind == Val::Kind::Float) {
-    if (op == "-") return Val::float_(-a.f);
-    if (op == "+") return a;
-  }
+  if (std::optional<Val> r = scalar_unary(*this, op, a, at)) return *r;
   fail(at, "bad operand type for unary " + op + ": '" + kind_name(a) + "'");
 }
 
@@ -311,6 +223,7 @@ Val Lowerer::eval(const Expr& e) {
         if (item->kind == ExprKind::Starred) {
           Val inner = eval(*item->items[0]);
           if (!inner.is_seq()) fail(item->span, "can only unpack a tuple or list with '*'");
+          check_sequence_length(__int128(items.size()) + __int128(inner.items.size()), e.span);
           items.insert(items.end(), inner.items.begin(), inner.items.end());
         } else {
           items.push_back(eval(*item));
@@ -326,6 +239,8 @@ Val Lowerer::eval(const Expr& e) {
     case ExprKind::Subscript:
       return subscript(eval(*e.items[0]), *e.items[1], e.span);
     case ExprKind::BinOp: {
+      // Int-literal arithmetic is exact in 128 bits: -2**63 fits although 2**63 does not.
+      if (std::optional<int64_t> v = fold_int_literals(e)) return Val::int_(*v);
       Val a = eval(*e.items[0]);
       Val b = eval(*e.items[1]);
       Span at = e.span;
@@ -336,6 +251,7 @@ Val Lowerer::eval(const Expr& e) {
       return binary(e.op, a, b, at);
     }
     case ExprKind::UnaryOp:
+      if (std::optional<int64_t> v = fold_int_literals(e)) return Val::int_(*v);
       return unary(e.op, eval(*e.items[0]), e.span);
     case ExprKind::Compare: {
       Val left = eval(*e.items[0]);

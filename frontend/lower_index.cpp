@@ -130,7 +130,9 @@ Val Lowerer::subscript(const Val& base, const Expr& index, const Span& at) {
       clamp_slice(its[0], n, start, stop);
       int64_t step = its[0].step.value_or(1);
       std::vector<Val> out;
-      for (int64_t k = start; k < stop; k += step) out.push_back(base.items[size_t(k)]);
+      for (int64_t k = start; k<stop; k = step> stop - k ? stop : k + step) {  // no overflow
+        out.push_back(base.items[size_t(k)]);
+      }
       return Val::tuple(std::move(out), base.kind);
     }
     Val k = eval(index);
@@ -227,7 +229,7 @@ ir::Value* Lowerer::scatter(const Val& base, const Expr& index, const Val& value
     } else if (it.kind == IndexItem::Slice) {
       int64_t start, stop, step = it.step.value_or(1);
       clamp_slice(it, full[size_t(d)], start, stop);
-      int64_t n = (stop - start + step - 1) / step;
+      int64_t n = stop == start ? 0 : (stop - start - 1) / step + 1;  // no overflow
       sel.push_back({start, n, step});
       view_shape.push_back(n);
     }

@@ -145,7 +145,7 @@ void add_layout_ops(std::vector<OpEntry>& t) {
                  int64_t dim = b.int_("dim"), start = 0, len = b.int_("length");
                  normalize_index(b, x, dim, b.int_("start"), "start", &start);
                  int64_t size = b.L.static_dim(x, dim, b.span("input"));
-                 if (len < 0 || start + len > size) {
+                 if (len < 0 || len > size - start) {  // start + len may overflow
                    b.fail("length", "start (" + std::to_string(start) + ") + length (" +
                                         std::to_string(len) + ") exceeds dimension size (" +
                                         std::to_string(size) + ")");

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "frontend/lower.h"
+#include "frontend/scalar_ops.h"
 
 namespace kiln::frontend {
 
@@ -255,6 +256,10 @@ void add_math_ops(std::vector<OpEntry>& t) {
                  }});
   }
   t.push_back({"pow", TM, "input, exponent", [](Bound& b) {
+                 const Val& base = b.val("input");
+                 if (base.is_tensor()) {
+                   check_int_tensor_pow(b.L, base.value, b.val("exponent"), b.span("exponent"));
+                 }
                  return emit(b, "pow", {b.operand("input"), b.operand("exponent")});
                }});
   for (const char* name : {"div", "divide"}) {
@@ -366,8 +371,11 @@ void add_math_ops(std::vector<OpEntry>& t) {
   for (const char* name : {"floor", "ceil"}) {
     bool up = std::string(name) == "ceil";
     t.push_back({name, kMath, "x", [up](Bound& b) {
+                   const Val& x = b.val("x");
+                   if (x.kind == Val::Kind::Int || x.kind == Val::Kind::Bool) return Val::int_(x.i);
                    double v = b.float_("x");
-                   return Val::int_(int64_t(up ? std::ceil(v) : std::floor(v)));
+                   return Val::int_(float_to_int(b.L, up ? std::ceil(v) : std::floor(v),
+                                                 up ? "math.ceil" : "math.floor", b.span("x")));
                  }});
   }
 }

@@ -4,6 +4,7 @@
 // Also the Lowerer's emission helpers. Assumes: a parsed Module without
 // syntax errors.
 #include <algorithm>
+#include <limits>
 
 #include "frontend/lower.h"
 #include "kiln/error.h"
@@ -72,6 +73,32 @@ void Lowerer::enter(const Span& at) {
   ++depth_;
 }
 
+void Lowerer::check_sequence_length(__int128 n, const Span& at) {
+  int64_t limit = budgets_.sequence_length;
+  if (n <= limit) return;
+  std::string count = n > std::numeric_limits<int64_t>::max()
+                          ? std::string("more than 2^63")
+                          : std::to_string(static_cast<int64_t>(n));
+  fail(at, "a sequence of " + count + " items is too long: more than " + std::to_string(limit) +
+               budget_note("KILN_MAX_SEQUENCE_LENGTH", limit));
+}
+
+void Lowerer::check_loop_length(int64_t n, const Span& at) {
+  if (n > budgets_.loop_iterations) {
+    fail(at, "loop with more than " + std::to_string(budgets_.loop_iterations) +
+                 " iterations is too long to unroll" +
+                 budget_note("KILN_MAX_LOOP_ITERATIONS", budgets_.loop_iterations));
+  }
+}
+
+void Lowerer::count_iteration(const Span& at) {
+  if (++unrolled_ > budgets_.unrolled_iterations) {
+    fail(at, "loops unroll to more than " + std::to_string(budgets_.unrolled_iterations) +
+                 " iterations in all; the script is too big to compile" +
+                 budget_note("KILN_MAX_UNROLLED_ITERATIONS", budgets_.unrolled_iterations));
+  }
+}
+
 void Lowerer::fail(const Span& at, const std::string& message, const std::string& note) {
   diags_.error(at, message, note);
   throw Abort{};
@@ -80,6 +107,11 @@ void Lowerer::fail(const Span& at, const std::string& message, const std::string
 std::vector<ir::Value*> Lowerer::apply(const std::string& op, std::vector<ir::Value*> inputs,
                                        ir::Attrs attrs, const Span& at) {
   ir::SourceLoc loc = file_->loc(at);
+  if (int64_t(g_.nodes().size()) >= budgets_.graph_nodes) {
+    fail(at, "the graph has more than " + std::to_string(budgets_.graph_nodes) +
+                 " nodes; the script is too big to compile" +
+                 budget_note("KILN_MAX_GRAPH_NODES", budgets_.graph_nodes));
+  }
   try {
     return g_.apply(op, std::move(inputs), std::move(attrs), loc);
   } catch (const Error& e) {
@@ -344,6 +376,7 @@ void Lowerer::exec(const Stmt& s) {
         items = seq.items;
       } else if (seq.is_tensor()) {
         int64_t n = static_dim(seq.value, 0, s.value->span);
+        check_loop_length(n, s.value->span);  // before building n views
         for (int64_t i = 0; i < n; ++i) {
           items.push_back(view_of(
               apply1("select", {seq.value}, {{"dim", int64_t(0)}, {"index", i}}, s.value->span),
@@ -353,9 +386,9 @@ void Lowerer::exec(const Stmt& s) {
         fail(s.value->span, "cannot iterate over a " + kind_name(seq) +
                                 "; a for loop needs range(n), a tuple or a list");
       }
-      if (items.size() > 4096)
-        fail(s.value->span, "loop with more than 4096 iterations is too long to unroll");
+      if (!seq.is_tensor()) check_loop_length(int64_t(items.size()), s.value->span);
       for (const Val& item : items) {
+        count_iteration(s.value->span);
         store(*s.targets[0], item, s.targets[0]->span);
         exec_block(s.body);
         Frame& f = frame();

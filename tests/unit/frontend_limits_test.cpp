@@ -7,11 +7,14 @@
 // InternalError.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "frontend/ast.h"
 #include "frontend/frontend.h"
+#include "frontend/limits.h"
 #include "kiln/error.h"
 
 namespace kiln::frontend {
@@ -202,4 +205,123 @@ TEST(FrontendLimits, LoweringDepthIsBoundedAcrossCalls) {
 }
 
 }  // namespace
+// --- compile-time ints (scalar_ops.cpp): Python's values, checked against CPython -------------
+
+TEST(CompileTimeInts, MatchPython) {
+  // Each holds in CPython 3; Kiln must agree (a wrong value fails the assert).
+  const char* checks[] = {
+      "round(2.675, 2) == 2.67",
+      "round(0.5) == 0",
+      "round(1.5) == 2",
+      "round(-2.5) == -2",
+      "round(1234.5, -2) == 1200.0",
+      "round(1250, -2) == 1200",
+      "round(1350, -2) == 1400",
+      "round(-1250, -2) == -1200",
+      "round(5e-324, 400) == 5e-324",
+      "round(1.5e300, -301) == 0.0",
+      "round(0.285, 2) == 0.28",
+      "round(1e15 + 0.5) == 1000000000000000",
+      "-7 // 2 == -4",
+      "-7 % 2 == 1",
+      "7 % -2 == -1",
+      "(-2**63) % -1 == 0",
+      "-2**63 == -9223372036854775807 - 1",
+      "2**63 - 1 + 1 - 1 == 9223372036854775807",
+      "1 ** 10**18 == 1",
+      "(-1) ** (10**18 + 1) == -1",
+      "2 ** -1 == 0.5",
+      "-8 >> 100 == -1",
+      "8 >> 100 == 0",
+      "1 << 62 == 4611686018427387904",
+      "1.0 // 0.1 == 9.0",
+      "-7.5 % 2 == 0.5",
+      "7.5 % -2 == -0.5",
+      "int(-2.9) == -2",
+      "int(\" -1_000 \") == -1000",
+      "math.floor(-0.5) == -1",
+      "math.ceil(2.1) == 3",
+      "int(2.0**62) == 4611686018427387904",
+      "abs(-2**63 + 1) == 2**63 - 1",
+      "len(range(-2**63, 2**63 - 1, 2**62)) == 4",
+      "len(range(10, 0, -3)) == 4",
+      "len([1, 2, 3][1::2**63 - 1]) == 1",
+      "3 * [1] == [1, 1, 1]",
+      "\"ab\" * 2 == \"abab\"",
+      "[0] * -5 == []",
+      "~(-2**63) == 2**63 - 1",
+  };
+  for (const char* c : checks) {
+    std::string src = std::string("import math\ndef f(x):\n    assert ") + c + "\n    return x\n";
+    EXPECT_EQ(outcome(src), "ok") << c;
+  }
+}
+
+TEST(CompileTimeInts, OverflowIsALocatedError) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"2**63", "integer overflow: 2 ** 63 does not fit in int64"},
+      {"2**63 - 1 + 1", "integer overflow: 9223372036854775807 + 1 does not fit in int64"},
+      {"-(-2**63)", "integer overflow: -(-9223372036854775808) does not fit in int64"},
+      {"abs(-2**63)", "integer overflow: abs(-9223372036854775808) does not fit in int64"},
+      {"(-2**63) // -1", "integer overflow: -9223372036854775808 // -1 does not fit in int64"},
+      {"1 << 100", "integer overflow: 1 << 100 does not fit in int64"},
+      {"1 << -1", "negative shift count"},
+      {"0 ** -1", "0 cannot be raised to a negative power"},
+      {"5 % 0", "integer division or modulo by zero"},
+      {"int(1e300)", "integer overflow: int(1e+300) does not fit in int64"},
+      {"int(float('nan'))", "cannot convert float NaN to integer"},
+      {"round(float('inf'))", "cannot convert float infinity to integer"},
+      {"int('9223372036854775808')",
+       "integer overflow: int('9223372036854775808') does not fit in int64"},
+      {"round(9223372036854775807, -1)",
+       "integer overflow: round(9223372036854775807, -1) does not fit in int64"},
+  };
+  for (const auto& [expr, message] : cases) {
+    std::string msg =
+        first_line(outcome(std::string("def f(x):\n    y = ") + expr + "\n    return x\n"));
+    EXPECT_NE(msg.find("t.kiln:2:"), std::string::npos) << expr << ": " << msg;
+    EXPECT_NE(msg.find(std::string("error: ") + message), std::string::npos) << expr << ": " << msg;
+  }
+}
+
+// --- compile budgets (limits.cpp) ------------------------------------------------------------
+
+TEST(CompileBudgets, ParseBudget) {
+  EXPECT_EQ(parse_budget("4096"), 4096);
+  EXPECT_EQ(parse_budget(" 12 "), 12);
+  EXPECT_EQ(parse_budget("4611686018427387904"), int64_t(1) << 62);
+  EXPECT_EQ(parse_budget("4611686018427387905"), std::nullopt);
+  EXPECT_EQ(parse_budget("99999999999999999999999"), std::nullopt);
+  EXPECT_EQ(parse_budget("0"), std::nullopt);
+  EXPECT_EQ(parse_budget("-1"), std::nullopt);
+  EXPECT_EQ(parse_budget("12k"), std::nullopt);
+  EXPECT_EQ(parse_budget(""), std::nullopt);
+}
+
+TEST(CompileBudgets, EnvironmentSetsEachBudget) {
+  ::setenv("KILN_MAX_UNROLLED_ITERATIONS", "20", 1);
+  std::string nested = outcome(
+      "def f(x):\n    for i in range(10):\n        for j in range(10):\n            x = x + 1\n"
+      "    return x\n");
+  ::unsetenv("KILN_MAX_UNROLLED_ITERATIONS");
+  EXPECT_NE(nested.find("(limit: KILN_MAX_UNROLLED_ITERATIONS=20)"), std::string::npos) << nested;
+  ::setenv("KILN_MAX_GRAPH_NODES", "50", 1);
+  std::string nodes =
+      outcome("def f(x):\n    for i in range(100):\n        x = x + 1\n    return x\n");
+  ::unsetenv("KILN_MAX_GRAPH_NODES");
+  EXPECT_NE(nodes.find("(limit: KILN_MAX_GRAPH_NODES=50)"), std::string::npos) << nodes;
+  ::setenv("KILN_MAX_SEQUENCE_LENGTH", "10", 1);
+  std::string seq = outcome("def f(x):\n    t = [1] * 11\n    return x\n");
+  ::unsetenv("KILN_MAX_SEQUENCE_LENGTH");
+  EXPECT_NE(seq.find("a sequence of 11 items is too long: more than 10"), std::string::npos) << seq;
+  ::setenv("KILN_MAX_LOOP_ITERATIONS", "5", 1);
+  std::string loop =
+      outcome("def f(x):\n    for i in range(6):\n        x = x + 1\n    return x\n");
+  ::unsetenv("KILN_MAX_LOOP_ITERATIONS");
+  EXPECT_NE(loop.find("(limit: KILN_MAX_LOOP_ITERATIONS=5)"), std::string::npos) << loop;
+  // The defaults allow these.
+  EXPECT_EQ(outcome("def f(x):\n    for i in range(100):\n        x = x + 1\n    return x\n"),
+            "ok");
+}
+
 }  // namespace kiln::frontend

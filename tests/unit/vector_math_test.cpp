@@ -158,9 +158,9 @@ TEST(VectorMath, F64Accuracy) {
 TEST(VectorMath, TrigFullRange) {
   auto be = make_llvm_backend();
   const float fmax = std::numeric_limits<float>::max();
-  std::vector<double> xs = {1e20,  -1e20, 1e25,          -1e25, 3.4e38, -3.4e38, fmax,
-                            -fmax, 1e7,   1.6e6,         1e9,   1e15,   INFINITY, -INFINITY,
-                            NAN,   0.5,   0x1p20,        -0x1p20};
+  std::vector<double> xs = {1e20,     -1e20,     1e25, -1e25, 3.4e38, -3.4e38,
+                            fmax,     -fmax,     1e7,  1.6e6, 1e9,    1e15,
+                            INFINITY, -INFINITY, NAN,  0.5,   0x1p20, -0x1p20};
   for (float base : {0x1p20f, 0x1p21f, 0x1p24f}) {
     for (int k = -8; k <= 8; ++k) {
       float v = base;

@@ -13,6 +13,7 @@
 
 #include "kiln/element.h"
 #include "kiln/error.h"
+#include "runtime/kernel_status.h"
 
 namespace kiln::runtime {
 
@@ -21,16 +22,21 @@ namespace kiln::runtime {
 void HostKernel::launch(std::span<const Tensor> buffers, std::span<const int64_t> scalars,
                         const LaunchConfig&) const {
   // Kernels take a handful of buffers: the pointer array stays on the stack.
+  // One more slot: the status word (runtime/kernel_status.h), which kernels
+  // without checks never read.
   constexpr size_t kInline = 32;
   void* inline_ptrs[kInline];
   std::vector<void*> many;
   void** ptrs = inline_ptrs;
-  if (buffers.size() > kInline) {
-    many.resize(buffers.size());
+  if (buffers.size() + 1 > kInline) {
+    many.resize(buffers.size() + 1);
     ptrs = many.data();
   }
   for (size_t i = 0; i < buffers.size(); ++i) ptrs[i] = buffers[i].data_ptr();
+  int32_t status = 0;
+  ptrs[buffers.size()] = &status;
   entry_(ptrs, scalars.data());
+  if (status != 0) raise_kernel_status(status);
 }
 
 // ------------------------------------------------------------------------------- building

@@ -7,7 +7,9 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/llvm/emitter.h"
+#include "ir/loop/analysis.h"
 #include "kiln/error.h"
+#include "runtime/kernel_status.h"
 
 namespace kiln::codegen::llvm_cpu {
 
@@ -219,6 +221,26 @@ llvm::Value* Emitter::emit_cast(llvm::Value* v, VType from, VType to) {
   return v;  // i8 <-> u8: same bits
 }
 
+namespace {
+int32_t status_bit(BinOp op) {
+  return op == BinOp::Div ? runtime::kStatusIntDivByZero : runtime::kStatusIntModByZero;
+}
+}  // namespace
+
+void Emitter::note_zero_divisor(llvm::Value* zero, BinOp op, const Expr& divisor) {
+  if (!state_.status) return;
+  // Masked-off lanes (a vector tail) read 0: they are not errors.
+  llvm::Value* failed = zero;
+  if (store_mask_ && store_mask_->getType() == zero->getType()) {
+    failed = b_.CreateAnd(failed, store_mask_);
+  }
+  for (const Expr& p : loop::load_predicates(divisor)) {
+    llvm::Value* live = emit(p);
+    if (live->getType() == zero->getType()) failed = b_.CreateAnd(failed, live);
+  }
+  note_status(failed, status_bit(op));
+}
+
 llvm::Value* Emitter::emit_int_divmod(BinOp op, llvm::Value* a, llvm::Value* b, DType t,
                                       const Expr& divisor) {
   llvm::Type* ty = a->getType();
@@ -226,8 +248,9 @@ llvm::Value* Emitter::emit_int_divmod(BinOp op, llvm::Value* a, llvm::Value* b, 
   int64_t c = 0;
   bool safe_const = loop::is_const_int(divisor, &c) && c != 0 && c != -1;
   if (!is_signed(t)) {
-    // Division by zero gives 0 (the interpreter rejects it; compiled code must not trap).
+    // Division by zero gives 0 and sets the status word (compiled code must not trap).
     llvm::Value* zero = safe_const ? nullptr : b_.CreateICmpEQ(b, k(0));
+    if (zero) note_zero_divisor(zero, op, divisor);
     llvm::Value* bs = zero ? b_.CreateSelect(zero, k(1), b) : b;
     if (op == BinOp::Mod) return b_.CreateURem(a, bs);
     llvm::Value* q = b_.CreateUDiv(a, bs);
@@ -239,6 +262,7 @@ llvm::Value* Emitter::emit_int_divmod(BinOp op, llvm::Value* a, llvm::Value* b, 
   if (!safe_const) {
     // x / 0 -> 0 and x % 0 -> 0; x / -1 -> -x (wrapping) without the idiv trap on INT_MIN.
     zero = b_.CreateICmpEQ(b, k(0));
+    note_zero_divisor(zero, op, divisor);
     minus_one = b_.CreateICmpEQ(b, k(-1));
     bs = b_.CreateSelect(b_.CreateOr(zero, minus_one), k(1), b);
   }
@@ -421,8 +445,8 @@ llvm::Value* Emitter::emit_load(const loop::Load* op) {
     // A stride known only at run time (an input's stride argument) is almost
     // always 1: branch to a dense load then, and gather otherwise. The branch
     // is uniform, so it predicts perfectly; LLVM may unswitch it.
-    llvm::Value* is_dense = b_.CreateICmpEQ(emit(r->stride), llvm::ConstantInt::get(
-                                                                 scalar_type(ctx_, r->stride.type().dtype), 1));
+    llvm::Value* is_dense = b_.CreateICmpEQ(
+        emit(r->stride), llvm::ConstantInt::get(scalar_type(ctx_, r->stride.type().dtype), 1));
     llvm::Function* fn = b_.GetInsertBlock()->getParent();
     auto* dense_bb = llvm::BasicBlock::Create(ctx_, "sload.dense", fn);
     auto* gather_bb = llvm::BasicBlock::Create(ctx_, "sload.gather", fn);
@@ -430,13 +454,15 @@ llvm::Value* Emitter::emit_load(const loop::Load* op) {
     b_.CreateCondBr(is_dense, dense_bb, gather_bb);
     b_.SetInsertPoint(dense_bb);
     llvm::Value* ptr = element_ptr(op->buf, emit(r->base));
-    llvm::Value* dense = mask ? static_cast<llvm::Value*>(b_.CreateMaskedLoad(vec, ptr, align, mask, zero))
-                              : b_.CreateAlignedLoad(vec, ptr, align);
+    llvm::Value* dense =
+        mask ? static_cast<llvm::Value*>(b_.CreateMaskedLoad(vec, ptr, align, mask, zero))
+             : b_.CreateAlignedLoad(vec, ptr, align);
     llvm::BasicBlock* dense_end = b_.GetInsertBlock();
     b_.CreateBr(done_bb);
     b_.SetInsertPoint(gather_bb);
     llvm::Value* ptrs = element_ptr(op->buf, emit(op->index));
-    llvm::Value* gathered = b_.CreateMaskedGather(vec, ptrs, align, mask ? mask : all_true(lanes), zero);
+    llvm::Value* gathered =
+        b_.CreateMaskedGather(vec, ptrs, align, mask ? mask : all_true(lanes), zero);
     llvm::BasicBlock* gather_end = b_.GetInsertBlock();
     b_.CreateBr(done_bb);
     b_.SetInsertPoint(done_bb);

@@ -14,6 +14,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/llvm/emitter.h"
+#include "ir/loop/analysis.h"
 #include "ir/loop/visitor.h"
 #include "kiln/error.h"
 
@@ -79,6 +80,37 @@ llvm::AllocaInst* Emitter::entry_alloca(llvm::Type* type, llvm::Value* count,
   return a;
 }
 
+void Emitter::begin_status(llvm::Value* status) {
+  state_.status = status;
+  if (!status) return;
+  state_.status_bits = entry_alloca(b_.getInt32Ty(), nullptr, "status.bits");
+  b_.CreateStore(b_.getInt32(0), state_.status_bits);
+}
+
+void Emitter::note_status(llvm::Value* failed, int32_t bit) {
+  if (!state_.status) return;
+  // A local OR (promoted to registers, vectorizable) rather than an atomic per element.
+  if (failed->getType()->isVectorTy()) failed = b_.CreateOrReduce(failed);
+  llvm::Value* bits = b_.CreateLoad(b_.getInt32Ty(), state_.status_bits);
+  bits = b_.CreateOr(bits, b_.CreateSelect(failed, b_.getInt32(bit), b_.getInt32(0)));
+  b_.CreateStore(bits, state_.status_bits);
+}
+
+void Emitter::flush_status() {
+  if (!state_.status) return;
+  llvm::Value* bits = b_.CreateLoad(b_.getInt32Ty(), state_.status_bits);
+  auto* set_bb = llvm::BasicBlock::Create(ctx_, "status.set", state_.function);
+  auto* done_bb = llvm::BasicBlock::Create(ctx_, "status.done", state_.function);
+  b_.CreateCondBr(b_.CreateICmpNE(bits, b_.getInt32(0)), set_bb, done_bb);
+  b_.SetInsertPoint(set_bb);
+  // Parallel chunks report into one word: relaxed is enough, the launcher
+  // reads it after the thread pool's join.
+  b_.CreateAtomicRMW(llvm::AtomicRMWInst::Or, state_.status, bits, llvm::MaybeAlign(4),
+                     llvm::AtomicOrdering::Monotonic);
+  b_.CreateBr(done_bb);
+  b_.SetInsertPoint(done_bb);
+}
+
 void Emitter::emit_kernel(const loop::Kernel& kernel) {
   kernel_name_ = kernel.name;
   KILN_INTERNAL_CHECK(!kernel.name.empty(), "llvm backend: kernel without a name");
@@ -93,6 +125,8 @@ void Emitter::emit_kernel(const loop::Kernel& kernel) {
                         "llvm backend: kernel " << kernel.name << " scalar is not a scalar Var");
     body_params.push_back(value_type(ctx_, s.type()));
   }
+  bool checks = loop::has_checked_division(kernel.body);
+  if (checks) body_params.push_back(ptr);  // the status word
   auto* body =
       llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), body_params, false),
                              llvm::Function::InternalLinkage, kernel.name + ".body", module_);
@@ -130,6 +164,10 @@ void Emitter::emit_kernel(const loop::Kernel& kernel) {
     }
     args.push_back(v);
   }
+  if (checks) {
+    llvm::Value* slot = b_.CreateConstGEP1_64(ptr, entry->getArg(0), kernel.buffers.size());
+    args.push_back(b_.CreateLoad(ptr, slot, "status"));
+  }
   b_.CreateCall(body, args);
   b_.CreateRetVoid();
 
@@ -146,7 +184,9 @@ void Emitter::emit_kernel(const loop::Kernel& kernel) {
     state_.vars[var_name(kernel.scalars[i])] = a;
   }
   b_.SetInsertPoint(state_.entry);
+  begin_status(checks ? body->getArg(body->arg_size() - 1) : nullptr);
   emit(kernel.body);
+  flush_status();
   b_.CreateRetVoid();
 }
 
@@ -259,6 +299,8 @@ void Emitter::emit_parallel(const loop::For* op) {
       fields.push_back(state_.vars[v]->getType());
     }
   }
+  llvm::Value* status = state_.status;
+  if (status) fields.push_back(b_.getPtrTy());
   fields.push_back(b_.getInt64Ty());  // min
   llvm::StructType* closure_ty = llvm::StructType::get(ctx_, fields);
   llvm::Value* closure = entry_alloca(closure_ty, nullptr, name + ".closure");
@@ -269,6 +311,7 @@ void Emitter::emit_parallel(const loop::For* op) {
   for (const std::string& v : cap_vars) {
     b_.CreateStore(state_.vars[v], b_.CreateStructGEP(closure_ty, closure, f++));
   }
+  if (status) b_.CreateStore(status, b_.CreateStructGEP(closure_ty, closure, f++));
   b_.CreateStore(min, b_.CreateStructGEP(closure_ty, closure, f));
 
   std::string base = kernel_name_ + ".par" + std::to_string(outlined_count_++);
@@ -307,10 +350,12 @@ void Emitter::emit_parallel(const loop::For* op) {
     state_.vars[cap_vars[i]] = body->getArg(2 + cap_bufs.size() + i);
   }
   b_.SetInsertPoint(state_.entry);
+  begin_status(status ? body->getArg(body->arg_size() - 2) : nullptr);
   llvm::Value* inner_min = body->getArg(body->arg_size() - 1);
   llvm::Value* begin = body->getArg(0);
   llvm::Value* end = body->getArg(1);
   emit_serial_loop(name, b_.CreateAdd(inner_min, begin), b_.CreateSub(end, begin), op->body, false);
+  flush_status();
   b_.CreateRetVoid();
   state_ = std::move(saved);
   b_.restoreIP(saved_ip);
@@ -324,14 +369,18 @@ void Emitter::emit_store(const loop::Store* op) {
   DType dt = op->buf->dtype;
   llvm::Align align(dtype_size(dt));
   int lanes = op->value.type().lanes;
+  // The predicate first: the value's zero-divisor checks ignore masked-off lanes.
+  llvm::Value* mask = op->predicate.defined() ? emit(op->predicate) : nullptr;
+  store_mask_ = mask;
   llvm::Value* value = to_memory(emit(op->value), dt);
+  store_mask_ = nullptr;
   if (lanes == 1) {
     llvm::Value* ptr = element_ptr(op->buf, emit(op->index));
-    if (!op->predicate.defined()) {
+    if (!mask) {
       b_.CreateAlignedStore(value, ptr, align);
       return;
     }
-    llvm::Value* pred = emit(op->predicate);
+    llvm::Value* pred = mask;
     auto* then_bb = llvm::BasicBlock::Create(ctx_, "pstore", state_.function);
     auto* done_bb = llvm::BasicBlock::Create(ctx_, "pstore.done", state_.function);
     b_.CreateCondBr(pred, then_bb, done_bb);
@@ -341,7 +390,6 @@ void Emitter::emit_store(const loop::Store* op) {
     b_.SetInsertPoint(done_bb);
     return;
   }
-  llvm::Value* mask = op->predicate.defined() ? emit(op->predicate) : nullptr;
   if (const Expr* base = dense_base(op->index)) {
     llvm::Value* ptr = element_ptr(op->buf, emit(*base));
     if (mask) {

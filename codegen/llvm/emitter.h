@@ -24,6 +24,10 @@ class Emitter {
     llvm::BasicBlock* entry = nullptr;  // allocas go here
     std::map<std::string, llvm::Value*> vars;
     std::map<const loop::BufferNode*, llvm::Value*> bufs;
+    // The kernel's status word (runtime/kernel_status.h) when it has checked
+    // divisions, and this function's bits, ORed into it once at its end.
+    llvm::Value* status = nullptr;
+    llvm::AllocaInst* status_bits = nullptr;
   };
 
   // --- expressions (emit_expr.cpp)
@@ -32,6 +36,8 @@ class Emitter {
   llvm::Value* emit_binary(const loop::Binary* op);
   llvm::Value* emit_int_divmod(loop::BinOp op, llvm::Value* a, llvm::Value* b, DType t,
                                const loop::Expr& divisor);
+  // Reports the lanes of `zero` that are live (see runtime/kernel_status.h).
+  void note_zero_divisor(llvm::Value* zero, loop::BinOp op, const loop::Expr& divisor);
   llvm::Value* emit_compare(const loop::Compare* op);
   llvm::Value* emit_load(const loop::Load* op);
   llvm::Value* emit_ramp(const loop::Ramp* op);
@@ -68,6 +74,12 @@ class Emitter {
   void emit_if(const loop::IfThenElse* op);
   void emit_extern_call(const loop::ExternCall* op);
   llvm::AllocaInst* entry_alloca(llvm::Type* type, llvm::Value* count, const std::string& name);
+  // The status word: begin_status at a function's entry (status may be
+  // null: no checks), note_status where a check fails in some lane of
+  // `failed` (i1 or a vector of i1), flush_status before the function returns.
+  void begin_status(llvm::Value* status);
+  void note_status(llvm::Value* failed, int32_t bit);
+  void flush_status();
   // Binds `name` to `value` while `fn` runs.
   template <typename Fn>
   void with_var(const std::string& name, llvm::Value* value, Fn&& fn) {
@@ -89,6 +101,8 @@ class Emitter {
   llvm::IRBuilder<> b_;
   FunctionState state_;
   int outlined_count_ = 0;
+  // The predicate of the store whose value is being emitted, if any.
+  llvm::Value* store_mask_ = nullptr;
   std::string kernel_name_;
 };
 

@@ -6,13 +6,15 @@
 //
 //   f32: exp, log, expm1, log1p, tanh, sigmoid, erf evaluated in f32;
 //        sin, cos, pow evaluated in f64 (exact argument squares and
-//        reductions) and rounded once to f32.
+//        reductions) and rounded once to f32; sin/cos lanes with
+//        |x| >= 2^20 (rare) branch to libm's double sin/cos.
 //   f64: exp, log, expm1, log1p, tanh, sigmoid by the same generic code with
 //        more terms; sin, cos, erf, pow call libm per lane.
 //   f16/bf16: computed in f32 and rounded once.
 #include <cmath>
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
 
 #include "codegen/llvm/llvm_internal.h"
 #include "kiln/error.h"
@@ -36,17 +38,15 @@ constexpr double kErfcxCoeffs[] = {
 // f32 erf, |x| < 1: erf(x) = x + x * P(x^2), P highest degree first
 // (weighted least-squares fit of erf(x)/x - 1 on Chebyshev nodes in x^2;
 // the x + x * P form keeps the leading 1.128 exact).
-constexpr double kErfSmallF32[] = {7.847259257687256e-05,  -0.0008008189615793526,
-                                   0.005188099108636379,   -0.026853691786527634,
-                                   0.1128358244895935,     -0.3761262595653534,
-                                   0.12837916612625122};
+constexpr double kErfSmallF32[] = {
+    7.847259257687256e-05, -0.0008008189615793526, 0.005188099108636379, -0.026853691786527634,
+    0.1128358244895935,    -0.3761262595653534,    0.12837916612625122};
 // f32 erfcx(x) = erfc(x) * exp(x^2) on [1, 4] as a polynomial in
 // t = (x - 2.5) * (2/3), highest degree first (relative least-squares fit).
 constexpr double kErfcxF32[] = {
-    -3.317872324259952e-05, 9.565718210069463e-05,  -0.00015413262008223683,
-    0.00036971690133213997, -0.0010070913704112172, 0.002424290170893073,
-    -0.0055716331116855145, 0.0124845951795578,     -0.02700497768819332,
-    0.056110888719558716,   -0.11152104288339615,   0.21080635488033295};
+    -3.317872324259952e-05, 9.565718210069463e-05, -0.00015413262008223683, 0.00036971690133213997,
+    -0.0010070913704112172, 0.002424290170893073,  -0.0055716331116855145,  0.0124845951795578,
+    -0.02700497768819332,   0.056110888719558716,  -0.11152104288339615,    0.21080635488033295};
 
 class MathEmitter {
  public:
@@ -170,10 +170,9 @@ class MathEmitter {
 
   // --- the f64 cores used for f32 sin/cos/erf/pow
 
+  // sin or cos of |x| < kTrigFastLimit (trig_f32 sends other lanes to libm).
   Value* sin_cos(Value* x, bool want_sin) {
-    Value* finite = b_.CreateFCmpOLT(un(llvm::Intrinsic::fabs, x), c(INFINITY));
     Value* k = un(llvm::Intrinsic::roundeven, mul(x, c(M_2_PI)));
-    k = sel(finite, k, c(0));
     // Three-part Cody-Waite pi/2 (33 + 33 + 53 bits): k * part is exact for |k| < 2^20.
     Value* r = sub(x, mul(k, c(1.57079632673412561417e+00)));
     r = sub(r, mul(k, c(6.07710050630396597660e-11)));
@@ -187,15 +186,13 @@ class MathEmitter {
     Value* co =
         horner(z, std::vector<double>{-1.0 / 87178291200.0, 1.0 / 479001600.0, -1.0 / 3628800.0,
                                       1.0 / 40320.0, -1.0 / 720.0, 1.0 / 24.0, -0.5, 1.0});
-    // Quadrant k mod 4 computed in floating point (k may exceed i64).
-    Value* q = sub(k, mul(c(4), un(llvm::Intrinsic::floor, mul(k, c(0.25)))));
-    Value* qi = b_.CreateFPToSI(q, ity_);
+    // Quadrant k mod 4 (|k| < 2^20, so it fits an integer).
+    Value* qi = b_.CreateFPToSI(k, ity_);
     Value* odd = b_.CreateICmpNE(b_.CreateAnd(qi, ci(1)), ci(0));
     Value* base = want_sin ? sel(odd, co, s) : sel(odd, s, co);
     Value* neg_bits = want_sin ? qi : b_.CreateAdd(qi, ci(1));
     Value* neg = b_.CreateICmpNE(b_.CreateAnd(neg_bits, ci(2)), ci(0));
-    Value* res = sel(neg, b_.CreateFNeg(base), base);
-    return sel(finite, res, c(NAN));
+    return sel(neg, b_.CreateFNeg(base), base);
   }
 
   Value* erf(Value* x) {
@@ -278,6 +275,37 @@ Value* libm_per_lane(llvm::IRBuilder<>& b, const char* name, const std::vector<V
   return r;
 }
 
+// Beyond 2^20 the Cody-Waite reduction in sin_cos loses exactness (k * part
+// rounds); sin(1e20) came out as 6e26.
+constexpr double kTrigFastLimit = 1048576.0;
+
+// f32 sin/cos of `xd` (the f32 lanes widened to f64), rounded once by the
+// caller. Lanes with |x| >= kTrigFastLimit, inf or NaN are rare, so they take
+// a branch that calls libm's double sin/cos per lane (exact reduction);
+// the common case stays straight-line vector code.
+Value* trig_f32(llvm::IRBuilder<>& b, bool want_sin, Value* xd, int lanes) {
+  MathEmitter md(b, DType::F64, lanes);
+  Value* big = b.CreateFCmpUGE(md.un(llvm::Intrinsic::fabs, xd), md.c(kTrigFastLimit));
+  Value* fast = md.sin_cos(md.sel(big, md.c(0), xd), want_sin);
+  Value* any_big = lanes > 1 ? b.CreateOrReduce(big) : big;
+  llvm::BasicBlock* from = b.GetInsertBlock();
+  llvm::Function* fn = from->getParent();
+  auto* slow_bb = llvm::BasicBlock::Create(b.getContext(), "trig.large", fn);
+  auto* done_bb = llvm::BasicBlock::Create(b.getContext(), "trig.done", fn);
+  b.CreateCondBr(any_big, slow_bb, done_bb,
+                 llvm::MDBuilder(b.getContext()).createBranchWeights(1, 1 << 20));
+  b.SetInsertPoint(slow_bb);
+  Value* exact = libm_per_lane(b, want_sin ? "sin" : "cos", {xd});
+  Value* mixed = b.CreateSelect(big, exact, fast);
+  b.CreateBr(done_bb);
+  llvm::BasicBlock* slow_end = b.GetInsertBlock();
+  b.SetInsertPoint(done_bb);
+  llvm::PHINode* phi = b.CreatePHI(xd->getType(), 2);
+  phi->addIncoming(fast, from);
+  phi->addIncoming(mixed, slow_end);
+  return phi;
+}
+
 size_t arity(const std::string& name) {
   if (name == "pow") return 2;
   if (name == "fma") return 3;
@@ -344,7 +372,7 @@ Value* emit_math_call(llvm::IRBuilder<>& b, const std::string& name,
     Value* xd = b.CreateFPExt(x, wide_ty);
     Value* r = nullptr;
     if (is_trig) {
-      r = md.sin_cos(xd, name == "sin");
+      r = trig_f32(b, name == "sin", xd, type.lanes);
     } else if (name == "erf") {
       r = md.erf(xd);
     } else {

@@ -25,7 +25,60 @@ class VarFinder : public IRVisitor {
   const std::string& name_;
 };
 
+class CheckedDivisionFinder : public IRVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  using IRVisitor::visit_node;
+  void visit_node(const Binary* op) override {
+    found = found || divisor_needs_check(op);
+    if (!found) IRVisitor::visit_node(op);
+  }
+};
+
+class LoadPredicates : public IRVisitor {
+ public:
+  explicit LoadPredicates(int lanes) : lanes_(lanes) {}
+  std::vector<Expr> found;
+
+ protected:
+  using IRVisitor::visit_node;
+  void visit_node(const Load* op) override {
+    if (op->predicate.defined() && op->predicate.type().lanes == lanes_) {
+      bool seen = false;
+      for (const Expr& p : found) seen = seen || p.same_as(op->predicate);
+      if (!seen) found.push_back(op->predicate);
+    }
+    IRVisitor::visit_node(op);
+  }
+
+ private:
+  int lanes_;
+};
+
 }  // namespace
+
+std::vector<Expr> load_predicates(const Expr& e) {
+  LoadPredicates f(e.type().lanes);
+  f.visit(e);
+  return f.found;
+}
+
+bool divisor_needs_check(const Binary* op) {
+  if (op->op != BinOp::Div && op->op != BinOp::Mod) return false;
+  if (!is_integral(op->type.dtype) || op->type.dtype == DType::Bool) return false;
+  const Expr* divisor = &op->b;
+  if (const Broadcast* b = divisor->as<Broadcast>()) divisor = &b->value;
+  int64_t c = 0;
+  return !(is_const_int(*divisor, &c) && c != 0);
+}
+
+bool has_checked_division(const Stmt& s) {
+  CheckedDivisionFinder f;
+  f.visit(s);
+  return f.found;
+}
 
 bool uses_var(const Expr& e, const std::string& var) {
   VarFinder f(var);

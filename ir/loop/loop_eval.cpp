@@ -11,8 +11,10 @@
 #include <optional>
 #include <unordered_map>
 
+#include "ir/loop/analysis.h"
 #include "kiln/element.h"
 #include "kiln/error.h"
+#include "runtime/kernel_status.h"
 
 namespace kiln::loop {
 
@@ -120,6 +122,7 @@ Lane cast_lane(Lane x, DType from, DType to) {
 
 // --- scalar arithmetic -------------------------------------------------------------------
 
+// x / 0 and x % 0 give 0 here; Evaluator::eval_binary reports them.
 int64_t int_divmod(BinOp op, int64_t a, int64_t b) {
   if (b == 0) return 0;
   if (b == -1) return op == BinOp::Div ? static_cast<int64_t>(0 - static_cast<uint64_t>(a)) : 0;
@@ -310,6 +313,10 @@ class Evaluator {
   // The iteration of the innermost enclosing gpu_thread loop (the thread whose
   // GpuLocal copies accesses see), or -1 outside any.
   int64_t thread_ = -1;
+  // Bits of runtime/kernel_status.h, raised after the run like compiled code.
+  int32_t status = 0;
+  // The predicate of the store whose value is being evaluated, if any.
+  const Val* store_mask_ = nullptr;
 
   void bind_var(const std::string& name, Val v) { vars[name] = std::move(v); }
 
@@ -342,22 +349,38 @@ class Evaluator {
   static Lane lane(const Val& v, int k) { return v.lanes[v.n() == 1 ? 0 : size_t(k)]; }
 
   Val eval_binary(const Binary* op);
+  // Whether lane k of a division by zero is live: not masked off by the
+  // enclosing store's predicate or by a predicate of the divisor's loads.
+  bool division_lane_live(const Binary* op, int k);
   Val eval_compare(const Compare* op);
   Val eval_call(const Call* op);
   Val eval_load(const Load* op);
   void exec_store(const Store* op);
 };
 
+bool Evaluator::division_lane_live(const Binary* op, int k) {
+  if (store_mask_ && store_mask_->n() == op->type.lanes && !lane(*store_mask_, k).i) return false;
+  for (const Expr& p : load_predicates(op->b)) {
+    if (!lane(eval(p), k).i) return false;
+  }
+  return true;
+}
+
 Val Evaluator::eval_binary(const Binary* op) {
   Val a = eval(op->a), b = eval(op->b);
   Val r = make(op->type);
   DType t = op->type.dtype;
+  bool divides = !is_floating(t) && (op->op == BinOp::Div || op->op == BinOp::Mod);
   for (int k = 0; k < r.n(); ++k) {
     Lane x = lane(a, k), y = lane(b, k);
     if (is_floating(t)) {
       r.lanes[size_t(k)].f = float_binary(op->op, t, x.f, y.f);
     } else {
       r.lanes[size_t(k)].i = wrap_int(t, int_binary(op->op, x.i, y.i));
+      if (divides && y.i == 0 && division_lane_live(op, k)) {
+        status |=
+            op->op == BinOp::Div ? runtime::kStatusIntDivByZero : runtime::kStatusIntModByZero;
+      }
     }
   }
   return r;
@@ -514,9 +537,12 @@ Val Evaluator::eval(const Expr& e) {
 void Evaluator::exec_store(const Store* op) {
   const BoundBuffer& b = buffer(op->buf);
   Val idx = eval(op->index);
-  Val v = eval(op->value);
   Val pred;
   if (op->predicate.defined()) pred = eval(op->predicate);
+  const Val* outer_mask = store_mask_;
+  if (op->predicate.defined()) store_mask_ = &pred;
+  Val v = eval(op->value);
+  store_mask_ = outer_mask;
   for (int k = 0; k < idx.n(); ++k) {
     if (op->predicate.defined() && !lane(pred, k).i) continue;
     write_lane(b, lane(idx, k).i, lane(v, k), thread_);
@@ -636,6 +662,7 @@ void eval_kernel(const Kernel& k, std::span<const Tensor> buffers,
     ev.bind_var(v->name, scalar_from_slot(k.scalars[i], scalars[i]));
   }
   if (k.body.defined()) ev.exec(k.body);
+  if (ev.status != 0) runtime::raise_kernel_status(ev.status);
 }
 
 void eval_stmt(const Stmt& s, const std::vector<std::pair<Buf, Tensor>>& buffers,
@@ -646,6 +673,7 @@ void eval_stmt(const Stmt& s, const std::vector<std::pair<Buf, Tensor>>& buffers
     ev.bind_var(name, Val{i64_t(), {Lane{.i = value}}});
   }
   ev.exec(s);
+  if (ev.status != 0) runtime::raise_kernel_status(ev.status);
 }
 
 int64_t eval_int(const Expr& e, const std::map<std::string, int64_t>& vars) {

@@ -5,7 +5,9 @@
 // Semantics are those of the LLVM backend (codegen/llvm), one dtype at a time:
 //   - f32 math runs in float, f64 in double; f16/bf16 compute in float and round
 //     to the 16-bit type after every operation;
-//   - integers wrap to their width; Div/Mod floor, x / 0 and x % 0 give 0;
+//   - integers wrap to their width; Div/Mod floor, x / 0 and x % 0 give 0 and,
+//     in a lane no predicate masks off, make the run raise the interpreter's
+//     error at its end (the kernel status word, runtime/kernel_status.h);
 //   - float Min/Max propagate NaN (llvm.minimum/maximum), float Mod is floor mod;
 //   - casts: float -> int saturates to i64 (NaN -> 0) then wraps; x -> bool is x != 0;
 //   - parallel, vectorized-but-scalar and GPU loops run serially; Barrier is a no-op

@@ -291,12 +291,24 @@ void register_elementwise_lowerings(LoweringTable& t) {
         return is_floating(x.work) ? float_floor_divide(x.a, x.b) : x.a / x.b;
       },
       true);
-  t["pow"].pointwise = binary(
-      [](const BinaryArgs& x) {
-        if (is_floating(x.work)) return call("pow", {x.a, x.b});
-        return int_power(x.a, x.b, *x.ctx);
-      },
-      false);
+  t["pow"].pointwise = [lower = binary(
+                            [](const BinaryArgs& x) {
+                              if (is_floating(x.work)) return call("pow", {x.a, x.b});
+                              return int_power(x.a, x.b, *x.ctx);
+                            },
+                            false)](NodeLowering& n) {
+    // The interpreter's (and PyTorch's) rule, ir/ops/binary.cpp: an integer
+    // base to a negative Python-int exponent is an error, not 0 or 1. A
+    // constant exponent is checked here; a run-time scalar one is not yet.
+    const Operand& e = n.in(1);
+    int64_t k = 0;
+    if (!is_floating(n.out_dtype()) && e.kind == Operand::Kind::Scalar &&
+        loop::is_const_int(e.scalar, &k)) {
+      KILN_USER_CHECK(k >= 0, "pow: integers to negative integer powers are not allowed (exponent "
+                                  << k << ")");
+    }
+    return lower(n);
+  };
   t["remainder"].pointwise = binary([](const BinaryArgs& x) { return x.a % x.b; }, false);
   t["maximum"].pointwise = binary([](const BinaryArgs& x) { return max(x.a, x.b); }, false);
   t["minimum"].pointwise = binary([](const BinaryArgs& x) { return min(x.a, x.b); }, false);

@@ -16,6 +16,7 @@
 #include "lower_test_util.h"
 #include "passes/schedule/schedule.h"
 #include "passes/target.h"
+#include "runtime/kernel_status.h"
 
 namespace kiln::test {
 
@@ -98,7 +99,10 @@ class NativeKernels {
     return [this](size_t k, const std::vector<Tensor>& bufs, const std::vector<int64_t>& scalars) {
       std::vector<void*> ptrs;
       for (const Tensor& t : bufs) ptrs.push_back(t.data_ptr());
+      int32_t status = 0;  // runtime/kernel_status.h
+      ptrs.push_back(&status);
       fns_[k](ptrs.data(), scalars.data());
+      if (status != 0) runtime::raise_kernel_status(status);
     };
   }
 

@@ -22,6 +22,7 @@
 #include "passes/algorithms.h"
 #include "passes/schedule/schedule.h"
 #include "passes/target.h"
+#include "runtime/kernel_status.h"
 
 namespace kiln::test {
 
@@ -94,7 +95,10 @@ class Compiled {
     }
     std::vector<void*> ptrs;
     for (const Tensor& t : l.buffers) ptrs.push_back(t.data_ptr());
+    int32_t status = 0;  // runtime/kernel_status.h
+    ptrs.push_back(&status);
     fn_(ptrs.data(), l.scalars.data());
+    if (status != 0) runtime::raise_kernel_status(status);
   }
   const loop::Kernel& kernel() const { return kernel_; }
 

@@ -11,10 +11,12 @@
 #include <limits>
 #include <thread>
 
+#include "ir/loop/analysis.h"
 #include "ir/loop/loop_eval.h"
 #include "kiln/element.h"
 #include "kiln/error.h"
 #include "llvm_test_util.h"
+#include "runtime/kernel_status.h"
 
 namespace kiln::codegen {
 namespace {
@@ -97,8 +99,8 @@ TEST_F(LlvmBackendTest, StridedAccessesUnderAPredicate) {
   // y[lane] = x[3 * lane] if lane < n; z[2 * lane] = lane if lane < n
   Stmt body = Block::make(
       {Store::make(y, lane, Load::make(x, Ramp::make(make_int(0), make_int(3), 16), on)),
-       Store::make(z, Ramp::make(make_int(0), make_int(2), 16),
-                   Cast::make({DType::F64, 16}, lane), on)});
+       Store::make(z, Ramp::make(make_int(0), make_int(2), 16), Cast::make({DType::F64, 16}, lane),
+                   on)});
   KernelFn fn = compile({Kernel{"strided", {x, y, z}, {var("n")}, body}});
   for (int64_t n : {0, 1, 7, 16}) {
     Tensor xt = Tensor::empty({std::max<int64_t>(3 * (n - 1) + 1, 1)});
@@ -189,16 +191,16 @@ TEST_F(LlvmBackendTest, IntegerFloorDivModAndFloatMod) {
                                   {},
                                   For::make(i, make_int(0), make_int(8), ForKind::Serial, body)}});
     const int64_t av[] = {-7, 7, -7, 7, 6, -6, 5, -128};
-    const int64_t bv[] = {2, 2, -2, -2, 3, 3, 0, -1};
+    const int64_t bv[] = {2, 2, -2, -2, 3, 3, 1, -1};
     Tensor at = Tensor::empty({8}, t), bt = Tensor::empty({8}, t), qt = Tensor::zeros({8}, t),
            rt = Tensor::zeros({8}, t), q3t = Tensor::zeros({8}, t), r3t = Tensor::zeros({8}, t);
     for (int64_t k = 0; k < 8; ++k) {
       at.set_int(std::vector<int64_t>{k}, av[k]);
       bt.set_int(std::vector<int64_t>{k}, bv[k]);
     }
-    run(fn, {at, bt, qt, rt, q3t, r3t});
-    // Floor semantics; x / 0 and x % 0 give 0 instead of trapping; -128 / -1 wraps in i8.
-    const int64_t want_q[] = {-4, 3, 3, -4, 2, -2, 0, t == DType::I8 ? -128 : 128};
+    EXPECT_EQ(run(fn, {at, bt, qt, rt, q3t, r3t}), 0);
+    // Floor semantics; -128 / -1 wraps in i8.
+    const int64_t want_q[] = {-4, 3, 3, -4, 2, -2, 5, t == DType::I8 ? -128 : 128};
     const int64_t want_r[] = {1, 1, -1, -1, 0, 0, 0, 0};
     const int64_t want_q3[] = {2, -3, 2, -3, -2, 2, -2, 42};
     const int64_t want_r3[] = {-1, -2, -1, -2, 0, 0, -1, -2};
@@ -225,6 +227,68 @@ TEST_F(LlvmBackendTest, IntegerFloorDivModAndFloatMod) {
   for (int k = 0; k < 6; ++k) EXPECT_EQ(rt.data<float>()[k], want[k]) << k;
   EXPECT_TRUE(std::isnan(rt.data<float>()[6]));
   EXPECT_EQ(rt.data<float>()[7], 0.0f);
+}
+
+// A zero divisor stores 0 and ORs its bit into the status word after the
+// buffers (runtime/kernel_status.h): scalar, vector, unsigned and parallel
+// loops; kernels whose divisors are nonzero constants take no status word.
+TEST_F(LlvmBackendTest, IntegerDivisionByZeroSetsStatusWord) {
+  const int32_t div_bit = runtime::kStatusIntDivByZero, mod_bit = runtime::kStatusIntModByZero;
+  Expr i = var("i"), n = var("n");
+  for (DType t : {DType::I32, DType::I64, DType::U8}) {
+    Buf a = make_buf("a", t), b = make_buf("b", t), q = make_buf("q", t), r = make_buf("r", t);
+    Stmt body = Block::make({Store::make(q, i, Load::make(a, i) / Load::make(b, i)),
+                             Store::make(r, i, Load::make(a, i) % Load::make(b, i))});
+    KernelFn fn = compile({Kernel{std::string("dz_") + dtype_name(t),
+                                  {a, b, q, r},
+                                  {n},
+                                  For::make(i, make_int(0), n, ForKind::Serial, body)}});
+    Tensor at = Tensor::full({4}, 7, t), bt = Tensor::full({4}, 2, t);
+    Tensor qt = Tensor::full({4}, 9, t), rt = Tensor::full({4}, 9, t);
+    EXPECT_EQ(run(fn, {at, bt, qt, rt}, {4}), 0) << dtype_name(t);
+    bt.set_int(std::vector<int64_t>{2}, 0);
+    EXPECT_EQ(run(fn, {at, bt, qt, rt}, {4}), div_bit | mod_bit) << dtype_name(t);
+    EXPECT_EQ(qt.get_int(std::vector<int64_t>{2}), 0);
+    EXPECT_EQ(rt.get_int(std::vector<int64_t>{2}), 0);
+    EXPECT_EQ(qt.get_int(std::vector<int64_t>{3}), 3);
+    EXPECT_EQ(run(fn, {at, bt, qt, rt}, {2}), 0) << "element 2 is not reached";
+  }
+  // Eight lanes, remainder only.
+  Buf a = make_buf("a", DType::I32), b = make_buf("b", DType::I32), q = make_buf("q", DType::I32);
+  Expr idx = ramp(make_int(0), 8);
+  KernelFn vec = compile({Kernel{
+      "dz_vec", {a, b, q}, {}, Store::make(q, idx, Load::make(a, idx) % Load::make(b, idx))}});
+  Tensor at = Tensor::full({8}, 5, DType::I32), bt = Tensor::full({8}, 3, DType::I32);
+  Tensor qt = Tensor::zeros({8}, DType::I32);
+  EXPECT_EQ(run(vec, {at, bt, qt}), 0);
+  bt.set_int(std::vector<int64_t>{7}, 0);
+  EXPECT_EQ(run(vec, {at, bt, qt}), mod_bit);
+  EXPECT_EQ(qt.get_int(std::vector<int64_t>{0}), 2);
+  // A parallel loop: one zero among many chunks.
+  const int64_t count = 100000;
+  KernelFn par =
+      compile({Kernel{"dz_par",
+                      {a, b, q},
+                      {n},
+                      For::make(i, make_int(0), n, ForKind::Parallel,
+                                Store::make(q, i, Load::make(a, i) / Load::make(b, i)))}});
+  Tensor pa = Tensor::full({count}, 9, DType::I32), pb = Tensor::full({count}, 2, DType::I32);
+  Tensor pq = Tensor::zeros({count}, DType::I32);
+  EXPECT_EQ(run(par, {pa, pb, pq}, {count}), 0);
+  pb.set_int(std::vector<int64_t>{77777}, 0);
+  EXPECT_EQ(run(par, {pa, pb, pq}, {count}), div_bit);
+  EXPECT_EQ(pq.get_int(std::vector<int64_t>{77776}), 4);
+  // Constant nonzero divisors need no check: the kernel reads only its buffers.
+  Stmt by_const =
+      For::make(i, make_int(0), make_int(4), ForKind::Serial,
+                Store::make(q, i, Load::make(a, i) / IntImm::make({DType::I32, 1}, -3)));
+  EXPECT_FALSE(loop::has_checked_division(by_const));
+  EXPECT_TRUE(loop::has_checked_division(
+      Store::make(q, i, Load::make(a, i) % IntImm::make({DType::I32, 1}, 0))));
+  KernelFn konst = compile({Kernel{"dz_const", {a, q}, {}, by_const}});
+  void* ptrs[] = {at.data_ptr(), qt.data_ptr()};
+  konst(ptrs, nullptr);
+  EXPECT_EQ(qt.get_int(std::vector<int64_t>{0}), -2);
 }
 
 TEST_F(LlvmBackendTest, MinMaxPropagateNaN) {

@@ -37,11 +37,15 @@ class LlvmBackendTest : public ::testing::Test {
     modules_.push_back(backend_->compile(kernels, options));
     return modules_.back()->lookup(kernels[0].name);
   }
-  static void run(KernelFn fn, const std::vector<Tensor>& bufs,
-                  const std::vector<int64_t>& scalars = {}) {
+  // Returns the kernel's status word (runtime/kernel_status.h).
+  static int32_t run(KernelFn fn, const std::vector<Tensor>& bufs,
+                     const std::vector<int64_t>& scalars = {}) {
     std::vector<void*> ptrs;
     for (const Tensor& t : bufs) ptrs.push_back(t.data_ptr());
+    int32_t status = 0;
+    ptrs.push_back(&status);
     fn(ptrs.data(), scalars.data());
+    return status;
   }
   static int64_t bits_of(float f) {
     uint32_t u;

@@ -116,6 +116,9 @@ std::optional<Generator> parse_generator(const std::string& spec) {
                       "generator '" << spec << "': too many elements");
       numel *= *d;
       type.dims.push_back(*d);
+      KILN_USER_CHECK(int64_t(type.dims.size()) <= kMaxRank,
+                      "generator '" << spec << "': more than " << kMaxRank
+                                    << " dims (Kiln's limit on a tensor's rank)");
       if (x == std::string::npos) break;
       start = x + 1;
     }

@@ -13,6 +13,7 @@
 #include "ir/type.h"
 #include "kiln/error.h"
 #include "kiln/tensor.h"
+#include "runtime/allocator.h"
 
 namespace kiln {
 namespace {
@@ -67,6 +68,17 @@ TEST(ShapeLimits, AllocationFailureIsAnError) {
   msg = error_of([] { Storage::allocate(size_t{1} << 60); });
   EXPECT_NE(msg.find("out of memory: cannot allocate 1152921504606846976 bytes"), std::string::npos)
       << msg;
+}
+
+TEST(ShapeLimits, CachingAllocatorRefusesAbsurdSizes) {
+  // Run-time buffers come from the host's caching pool; its size-class
+  // rounding must not wrap a huge request into a small block.
+  std::string msg = error_of([] { CachingAllocator::global().allocate(~size_t{0} - 8); });
+  EXPECT_NE(msg.find("out of memory on cpu: cannot allocate 18446744073709551607 bytes"),
+            std::string::npos)
+      << msg;
+  EXPECT_ERROR(empty_cached({int64_t{1} << 31, int64_t{1} << 31}, DType::F32),
+               "needs 2^64 bytes: too large");
 }
 
 TEST(ShapeLimits, TensorType) {

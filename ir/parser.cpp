@@ -172,7 +172,11 @@ class Parser {
       next();
       device = parse_device();
     }
-    return Type::tensor(*dtype, std::move(dims), device);
+    try {
+      return Type::tensor(*dtype, std::move(dims), device);
+    } catch (const Error& e) {
+      fail(t, e.what());  // rank or size past Kiln's limits, at the type
+    }
   }
 
   Device parse_device() {

@@ -49,6 +49,22 @@ Type Type::tensor(DType dtype, Dims dims, Device device) {
 }
 
 Type Type::tensor(TensorType t) {
+  // Every pass and runtime buffer relies on these limits: a deeper type
+  // overflows recursive passes, a larger one overflows byte offsets.
+  // Symbolic dims are checked when their sizes are bound.
+  check_rank(static_cast<int64_t>(t.dims.size()));
+  int64_t bytes = static_cast<int64_t>(dtype_size(t.dtype));
+  bool overflow = false;
+  for (const Dim& d : t.dims) {
+    if (d.is_static() && d.value >= 0) overflow |= __builtin_mul_overflow(bytes, d.value, &bytes);
+  }
+  if (overflow) {  // rare: build the shape only to word the error
+    Shape static_sizes;
+    for (const Dim& d : t.dims) {
+      if (d.is_static() && d.value >= 0) static_sizes.push_back(d.value);
+    }
+    shape_nbytes(static_sizes, t.dtype);
+  }
   Type ty(TypeKind::Tensor);
   ty.tensor_ = std::move(t);
   return ty;

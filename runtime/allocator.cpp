@@ -89,6 +89,11 @@ size_t CachingAllocator::size_class(size_t nbytes) {
 }
 
 std::shared_ptr<Storage> CachingAllocator::allocate(size_t nbytes) {
+  // Far beyond any real memory; keeps the size-class rounding from wrapping.
+  constexpr size_t kMaxRequest = size_t{1} << 46;
+  KILN_USER_CHECK(nbytes <= kMaxRequest, "out of memory on " << device_.str()
+                                                             << ": cannot allocate " << nbytes
+                                                             << " bytes for a tensor");
   size_t cls = size_class(nbytes);
   void* block = nullptr;
   {
@@ -166,8 +171,7 @@ AllocatorStats CachingAllocator::stats() const {
 }
 
 Tensor empty_cached(const Shape& sizes, DType dtype) {
-  int64_t n = shape_numel(sizes);
-  auto storage = CachingAllocator::global().allocate(size_t(n) * dtype_size(dtype));
+  auto storage = CachingAllocator::global().allocate(shape_nbytes(sizes, dtype));
   return Tensor(storage, dtype, sizes, contiguous_strides(sizes), 0);
 }
 

@@ -389,7 +389,12 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs,
           v >= 0, "buffer " << s.name << " gets negative dim " << v << " from " << e.str(symbols_));
       shape.push_back(v);
     }
-    size_t nbytes = size_t(shape_numel(shape)) * dtype_size(s.dtype);
+    size_t nbytes = 0;
+    try {
+      nbytes = shape_nbytes(shape, s.dtype);
+    } catch (const Error& e) {
+      KILN_USER_ERROR(name_ << ": buffer " << s.name << ": " << e.what());
+    }
     return Tensor(acquire(s.device, nbytes), s.dtype, shape, contiguous_strides(shape));
   };
   // A packed copy of `t` (the data of `slot`) on `device`. Only the host packs

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -251,6 +252,28 @@ void byte_swap(char* data, int64_t count, size_t elem) {
     std::reverse(data + i * int64_t(elem), data + (i + 1) * int64_t(elem));
 }
 
+// Header text for an error message: at most about kMaxQuoted characters,
+// non-printable bytes as \xNN, so that a hostile file can neither flood nor
+// drive the terminal.
+std::string quote_header(std::string_view text) {
+  constexpr size_t kMaxQuoted = 80;
+  std::string out = "'";
+  size_t i = 0;
+  for (; i < text.size() && out.size() < kMaxQuoted; ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  out += "'";
+  if (i < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
 uint32_t read_le(const unsigned char* p, int n) {
   uint32_t v = 0;
   for (int i = n - 1; i >= 0; --i) v = v << 8 | p[i];
@@ -293,7 +316,8 @@ Tensor read_npy(const std::string& path) {
 
   HeaderParser parser(header);
   auto dict = parser.try_parse();
-  NPY_CHECK(dict.has_value(), "malformed header dict (" << parser.error << "): " << header);
+  NPY_CHECK(dict.has_value(),
+            "malformed header dict (" << parser.error << "): " << quote_header(header));
   const HeaderValue *descr = nullptr, *fortran = nullptr, *shape = nullptr;
   for (const auto& [key, value] : *dict) {
     if (key == "descr") descr = &value;
@@ -301,7 +325,8 @@ Tensor read_npy(const std::string& path) {
     if (key == "shape") shape = &value;
   }
   NPY_CHECK(descr && fortran && shape,
-            "malformed header dict: needs keys 'descr', 'fortran_order' and 'shape': " << header);
+            "malformed header dict: needs keys 'descr', 'fortran_order' and 'shape': "
+                << quote_header(header));
   NPY_CHECK(fortran->kind == HeaderValue::Bool,
             "malformed header dict: 'fortran_order' must be True or False");
   NPY_CHECK(shape->kind == HeaderValue::Tuple, "malformed header dict: 'shape' must be a tuple");
@@ -309,22 +334,26 @@ Tensor read_npy(const std::string& path) {
             "malformed header dict: bad 'descr'");
   std::optional<NpyType> type =
       descr->kind == HeaderValue::String ? parse_descr(descr->text) : std::nullopt;
-  NPY_CHECK(type.has_value(), "unsupported dtype '"
-                                  << descr->text
-                                  << "' (Kiln reads |b1 i1 u1 i2 i4 i8 f2 f4 f8 and bf16)");
+  NPY_CHECK(type.has_value(), "unsupported dtype " << quote_header(descr->text)
+                                                   << " (Kiln reads |b1 i1 u1 i2 i4 i8 f2 f4 "
+                                                      "f8 and bf16)");
+  // Before anything sized by the rank is built.
+  NPY_CHECK(int64_t(shape->items.size()) <= kMaxRank,
+            "shape of rank " << shape->items.size() << ": Kiln supports at most " << kMaxRank
+                             << " dimensions");
   Shape sizes(shape->items.begin(), shape->items.end());
   // Refused even for 0-d/1-d arrays (identical in both orders): numpy writes
   // False for those, so True means a column-major writer we do not support.
   NPY_CHECK(!fortran->flag, "fortran_order=True is not supported; save with np.ascontiguousarray");
 
-  int64_t numel = 1, nbytes = 0;
-  for (int64_t s : sizes) {
-    NPY_CHECK(!__builtin_mul_overflow(numel, s, &numel),
-              "shape " << shape_str(sizes) << " is too large");
+  int64_t nbytes = 0;
+  try {
+    nbytes = static_cast<int64_t>(shape_nbytes(sizes, type->dtype));
+  } catch (const Error& e) {
+    NPY_CHECK(false, e.what());
   }
   const size_t elem = dtype_size(type->dtype);
-  NPY_CHECK(!__builtin_mul_overflow(numel, int64_t(elem), &nbytes),
-            "shape " << shape_str(sizes) << " is too large");
+  const int64_t numel = nbytes / int64_t(elem);
   const int64_t available = file_size - data_start;
   NPY_CHECK(available >= nbytes, "truncated data: expected "
                                      << nbytes << " bytes for shape " << shape_str(sizes) << " of "

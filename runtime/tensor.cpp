@@ -31,17 +31,13 @@ constexpr size_t kAlignment = 64;
 // before they reach the allocator.
 constexpr size_t kMaxAllocation = size_t{1} << 46;  // 64 TiB
 
-// Bytes needed for `sizes` of `dtype`, with overflow and negative-size checks.
+// Bytes needed for `sizes` of `dtype`; `what` names the caller in errors.
 size_t checked_nbytes(const Shape& sizes, DType dtype, const char* what) {
-  for (int64_t s : sizes) {
-    KILN_USER_CHECK(s >= 0, what << ": negative size in shape " << shape_str(sizes));
+  try {
+    return shape_nbytes(sizes, dtype);
+  } catch (const Error& e) {
+    KILN_USER_ERROR(what << ": " << e.what());
   }
-  int64_t n = shape_numel(sizes);
-  int64_t bytes = 0;
-  KILN_USER_CHECK(!__builtin_mul_overflow(n, int64_t(dtype_size(dtype)), &bytes),
-                  what << ": shape " << shape_str(sizes) << " of " << dtype_name(dtype)
-                       << " overflows the addressable size");
-  return static_cast<size_t>(bytes);
 }
 
 // Normalises a possibly negative dim; `op` names the caller for the message.
@@ -58,6 +54,9 @@ void check_view_bounds(const Shape& sizes, const Shape& strides, int64_t offset,
   KILN_USER_CHECK(sizes.size() == strides.size(), op << ": sizes " << shape_str(sizes)
                                                      << " and strides " << shape_str(strides)
                                                      << " have different ranks");
+  KILN_USER_CHECK(static_cast<int64_t>(sizes.size()) <= kMaxRank,
+                  op << ": tensor of rank " << sizes.size() << ": Kiln supports at most "
+                     << kMaxRank << " dimensions");
   for (int64_t s : sizes) {
     KILN_USER_CHECK(s >= 0, op << ": negative size in shape " << shape_str(sizes));
   }
@@ -123,9 +122,10 @@ using runtime::check_host_readable;
 // --- Storage -----------------------------------------------------------------------
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
-  KILN_USER_CHECK(nbytes <= kMaxAllocation, "Storage: cannot allocate "
-                                                << nbytes << " bytes (limit " << kMaxAllocation
-                                                << "); the requested size is unreasonable");
+  KILN_USER_CHECK(nbytes <= kMaxAllocation, "out of memory: cannot allocate "
+                                                << nbytes << " bytes for a tensor on "
+                                                << device.str() << " (Kiln's limit is "
+                                                << kMaxAllocation << " bytes)");
   // Devices cache their memory (allocation there is slow, as with a GPU's);
   // host tensors go back to the system when dropped, as torch's do. The
   // executable's per-call buffers use the host's caching pool instead.
@@ -134,7 +134,8 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   // and friends reject null even for zero lengths).
   size_t rounded = nbytes == 0 ? kAlignment : (nbytes + kAlignment - 1) / kAlignment * kAlignment;
   void* p = std::aligned_alloc(kAlignment, rounded);
-  KILN_USER_CHECK(p != nullptr, "Storage: out of memory allocating " << nbytes << " bytes");
+  KILN_USER_CHECK(p != nullptr,
+                  "out of memory: cannot allocate " << nbytes << " bytes for a tensor on cpu");
   std::shared_ptr<Storage> s(new Storage());
   s->data_ = p;
   s->nbytes_ = nbytes;
@@ -179,6 +180,35 @@ int64_t shape_numel(const Shape& sizes) {
                     "shape " << shape_str(sizes) << " has more elements than int64 can count");
   }
   return n;
+}
+
+void check_rank(int64_t rank) {
+  KILN_USER_CHECK(rank <= kMaxRank, "tensor of rank " << rank << ": Kiln supports at most "
+                                                      << kMaxRank << " dimensions");
+}
+
+size_t shape_nbytes(const Shape& sizes, DType dtype) {
+  check_rank(static_cast<int64_t>(sizes.size()));
+  bool empty = false;
+  for (int64_t s : sizes) {
+    KILN_USER_CHECK(s >= 0, "negative size in shape " << shape_str(sizes));
+    empty |= s == 0;
+  }
+  // A zero-size dim makes the tensor empty whatever the other sizes are.
+  if (empty) return 0;
+  int64_t bytes = static_cast<int64_t>(dtype_size(dtype));
+  bool overflow = false;
+  for (int64_t s : sizes) overflow |= __builtin_mul_overflow(bytes, s, &bytes);
+  if (overflow) {
+    double log2_bytes = std::log2(static_cast<double>(dtype_size(dtype)));
+    for (int64_t s : sizes) log2_bytes += std::log2(static_cast<double>(s));
+    std::ostringstream need;
+    need.precision(4);
+    need << log2_bytes;
+    KILN_USER_ERROR("tensor of shape " << shape_str(sizes) << " (" << dtype_name(dtype)
+                                       << ") needs 2^" << need.str() << " bytes: too large");
+  }
+  return static_cast<size_t>(bytes);
 }
 
 std::string shape_str(const Shape& sizes) {

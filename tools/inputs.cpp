@@ -116,6 +116,9 @@ std::optional<Generator> parse_generator(const std::string& spec) {
                       "generator '" << spec << "': too many elements");
       numel *= *d;
       type.dims.push_back(*d);
+      KILN_USER_CHECK(int64_t(type.dims.size()) <= kMaxRank,
+                      "generator '" << spec << "': more than " << kMaxRank
+                                    << " dims (Kiln's limit on a tensor's rank)");
       if (x == std::string::npos) break;
       start = x + 1;
     }
@@ -268,25 +271,13 @@ std::string tensor_summary(const Tensor& t) {
   std::vector<Dim> dims(t.sizes().begin(), t.sizes().end());
   std::string s = TensorSpec{t.dtype(), dims}.str() + "\n" + t.to_string();
   if (is_floating(t.dtype()) && t.numel() > 64) {
-    Tensor d = t.to(DType::F64).contiguous();
-    const double* p = d.data<double>();
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0;
-    int64_t nans = 0;
-    for (int64_t i = 0; i < d.numel(); ++i) {
-      if (std::isnan(p[i])) {
-        ++nans;
-        continue;
-      }
-      lo = std::min(lo, p[i]);
-      hi = std::max(hi, p[i]);
-      sum += p[i];
-    }
+    // Streams over the output in place: a copy in f64 would double or
+    // quadruple the memory a large output already takes.
+    FloatStats st = float_stats(t);
     char buf[160];
-    int64_t n = d.numel() - nans;
-    std::snprintf(buf, sizeof buf, "\nmin=%.6g max=%.6g mean=%.6g", n ? lo : NAN, n ? hi : NAN,
-                  n ? sum / static_cast<double>(n) : NAN);
+    std::snprintf(buf, sizeof buf, "\nmin=%.6g max=%.6g mean=%.6g", st.min, st.max, st.mean);
     s += buf;
-    if (nans) s += " nan_count=" + std::to_string(nans);
+    if (st.nan_count) s += " nan_count=" + std::to_string(st.nan_count);
   }
   return s;
 }

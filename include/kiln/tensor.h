@@ -134,6 +134,31 @@ Shape contiguous_strides(const Shape& sizes);
 int64_t shape_numel(const Shape& sizes);
 std::string shape_str(const Shape& sizes);  // "[2, 3]"
 
+// --- limits --------------------------------------------------------------------------
+// The most dims a tensor (or a tensor type) may have, as in PyTorch. Every
+// pass walks dims recursively or keeps per-dim tables, so deeper shapes would
+// cost memory and stack quadratic in the rank for no real use.
+inline constexpr int64_t kMaxRank = 64;
+// Throws kiln::Error ("tensor of rank N: Kiln supports at most 64 dimensions")
+// when rank > kMaxRank.
+void check_rank(int64_t rank);
+// Bytes a packed tensor of `sizes` and `dtype` needs. Throws kiln::Error when
+// the rank exceeds kMaxRank, a size is negative, or the element or byte count
+// leaves int64, e.g. "tensor of shape [2147483648, 2147483648] (f32) needs
+// 2^64 bytes: too large".
+size_t shape_nbytes(const Shape& sizes, DType dtype);
+
+// Statistics of a floating tensor's values in one streaming pass (no copy),
+// for printing. NaNs are only counted; min, max and mean are NaN when every
+// value is NaN (or there are none). The mean is accumulated in blocks so that
+// it stays accurate for billions of values.
+struct FloatStats {
+  int64_t count = 0;      // non-NaN values
+  int64_t nan_count = 0;  // NaN values
+  double min = 0, max = 0, mean = 0;
+};
+FloatStats float_stats(const Tensor& t);  // host tensors of a floating dtype
+
 // --- .npy files --------------------------------------------------------------------
 // Reads a C-order .npy array (versions 1.0-3.0) of dtype |b1 i1 u1 i2 i4 i8 f2 f4
 // f8 in either byte order. bf16 has no numpy dtype: Kiln writes it with the

@@ -3,7 +3,9 @@
 // rms_norm over the trailing normalized_shape dims (mean, then the biased
 // variance in a second pass), and batch_norm, which is elementwise given the
 // running statistics. Rows compute in f32 (f64 for f64 inputs); the input is
-// first converted to the output dtype, as the reference does.
+// first converted to the output dtype, as the reference does. Row sums are
+// blocked on the CPU (cascade_sum.h); a norm row whose sum of squares
+// overflows is NaN, as in the reference.
 #include <cmath>
 #include <limits>
 

@@ -164,6 +164,11 @@ std::vector<Tensor> ref_trailing_norm(const RefContext& ctx, bool center, double
   std::vector<double> bias =
       ctx.inputs.size() > 2 ? load_all(ctx.inputs[2]) : std::vector<double>{};
   const double n = static_cast<double>(in_l.cols);
+  // Compiled code sums the squares in f32 (f64 for f64): where that sum
+  // overflows, PyTorch's row is NaN, and so is ours (1 / sqrt(inf) would
+  // silently give 0s).
+  const double squares_max = out.dtype() == DType::F64 ? std::numeric_limits<double>::max()
+                                                       : std::numeric_limits<float>::max();
   for (int64_t r = 0; r < in_l.rows; ++r) {
     double* row = v.data() + r * in_l.cols;
     double mean = 0;
@@ -173,7 +178,8 @@ std::vector<Tensor> ref_trailing_norm(const RefContext& ctx, bool center, double
     }
     double spread = 0;
     for (int64_t c = 0; c < in_l.cols; ++c) spread += (row[c] - mean) * (row[c] - mean);
-    const double inv = 1.0 / std::sqrt(spread / n + eps);
+    const double inv = spread > squares_max ? std::numeric_limits<double>::quiet_NaN()
+                                            : 1.0 / std::sqrt(spread / n + eps);
     for (int64_t c = 0; c < in_l.cols; ++c) {
       double y = (row[c] - mean) * inv;
       if (!weight.empty()) y *= weight[static_cast<size_t>(c)];

@@ -3,9 +3,13 @@
 // rms_norm over the trailing normalized_shape dims (mean, then the biased
 // variance in a second pass), and batch_norm, which is elementwise given the
 // running statistics. Rows compute in f32 (f64 for f64 inputs); the input is
-// first converted to the output dtype, as the reference does.
+// first converted to the output dtype, as the reference does. Row sums are
+// blocked on the CPU (cascade_sum.h); a norm row whose sum of squares
+// overflows is NaN, as in the reference.
 #include <cmath>
+#include <limits>
 
+#include "passes/lower/cascade_sum.h"
 #include "passes/lower/lower_internal.h"
 
 namespace kiln::passes::lower {
@@ -57,13 +61,17 @@ RootFn softmax(bool log) {
       Expr scale = Var::make({acc_t, 1}, n.ctx.fresh(log ? "log_sum" : "inv_sum"));
       Stmt find_max = over(
           n.ctx, cols, [&](const Index& c) { return mx.store(max(mx.load(), value(full(c)))); });
-      Stmt add_exp = over(n.ctx, cols, [&](const Index& c) {
-        Expr e = call("exp", {value(full(c)) - row_max});
-        if (!in_place) return sum.store(sum.load() + e);
-        Expr ev = Var::make({acc_t, 1}, n.ctx.fresh("e"));
-        return LetStmt::make(
-            ev, e, Block::make({store_at(outs[0], full(c), ev), sum.store(sum.load() + ev)}));
-      });
+      Stmt add_exp = summing_nest(
+          n.ctx, cols, {sum},
+          [&](const Index& c, const std::vector<Scratch>& into) {
+            Expr e = call("exp", {value(full(c)) - row_max});
+            if (!in_place) return into[0].store(into[0].load() + e);
+            Expr ev = Var::make({acc_t, 1}, n.ctx.fresh("e"));
+            return LetStmt::make(
+                ev, e,
+                Block::make({store_at(outs[0], full(c), ev), into[0].store(into[0].load() + ev)}));
+          },
+          "c");
       Stmt write = over(n.ctx, cols, [&](const Index& c) {
         if (in_place) {
           Expr y = Load::make(outs[0].buf, flat_index(full(c), outs[0].dims));
@@ -113,12 +121,19 @@ RootFn trailing_norm(bool center) {
       Expr count = cast_to(product(cols), acc_t);
       Expr mean = Var::make({acc_t, 1}, n.ctx.fresh("mean"));
       Expr inv = Var::make({acc_t, 1}, n.ctx.fresh("inv"));
-      Stmt pass1 =
-          over(n.ctx, cols, [&](const Index& c) { return sum.store(sum.load() + value(full(c))); });
-      Stmt pass2 = over(n.ctx, cols, [&](const Index& c) {
-        Expr d = value(full(c)) - mean;
-        return sq.store(sq.load() + d * d);
-      });
+      Stmt pass1 = summing_nest(
+          n.ctx, cols, {sum},
+          [&](const Index& c, const std::vector<Scratch>& into) {
+            return into[0].store(into[0].load() + value(full(c)));
+          },
+          "c");
+      Stmt pass2 = summing_nest(
+          n.ctx, cols, {sq},
+          [&](const Index& c, const std::vector<Scratch>& into) {
+            Expr d = value(full(c)) - mean;
+            return into[0].store(into[0].load() + d * d);
+          },
+          "c");
       Stmt write = over(n.ctx, cols, [&](const Index& c) {
         Expr y = (value(full(c)) - mean) * inv;
         if (!weight.is_none()) y = y * cast_to(weight.at(c), acc_t);
@@ -126,7 +141,12 @@ RootFn trailing_norm(bool center) {
         return store_at(outs[0], full(c), y);
       });
       Expr mean_value = center ? sum.load() / count : imm(acc_t, 0);
-      Expr inv_value = imm(acc_t, 1) / call("sqrt", {sq.load() / count + imm(acc_t, eps)});
+      // A sum of squares that overflowed gives a NaN row (as the reference
+      // does), not 1 / sqrt(inf) = 0 times every element.
+      Expr spread = sq.load();
+      Expr inv_value = Select::make(
+          spread == highest(acc_t), imm(acc_t, std::numeric_limits<double>::quiet_NaN()),
+          imm(acc_t, 1) / call("sqrt", {spread / count + imm(acc_t, eps)}));
       Stmt after_mean =
           Block::make({sq.store(imm(acc_t, 0)), pass2, LetStmt::make(inv, inv_value, write)});
       std::vector<Stmt> body{sum.store(imm(acc_t, 0))};

@@ -2,11 +2,14 @@
 // argmax, argmin, var, std, any, all): a loop nest over the kept dims holding
 // stack accumulators, an inner nest over the reduced dims, then one store.
 // Accumulation is in f32 for f16/bf16/f32 inputs, f64 for f64 and i64 for
-// integers (wrapping like the reference); the compiled path does not widen f32
-// to f64, so long f32 sums differ from the reference by rounding. NaN
-// propagates through max/min; on ties the first index wins and the first NaN
-// wins outright, as in the reference. var/std take two passes.
+// integers (wrapping like the reference); float sums are blocked
+// (cascade_sum.h), so a long f32 sum stays within a few ulps of the
+// reference's f64 one. NaN propagates through max/min; on ties the first index
+// wins and the first NaN wins outright, as in the reference. var/std take two
+// passes and accumulate in f64 for every input dtype, so the squares of large
+// finite values (1e30 in f32) do not overflow.
 #include "ir/loop/simplify.h"
+#include "passes/lower/cascade_sum.h"
 #include "passes/lower/lower_internal.h"
 
 namespace kiln::passes::lower {
@@ -89,10 +92,17 @@ RootFn accumulate(Accum kind) {
     return row_loops(n.ctx, spec, x.dims, [&](const Index& kept, const std::vector<Expr>& red) {
       Scratch acc = make_scratch(n.ctx, "acc", acc_t);
       Stmt init = acc.store(imm(acc_t, kind == Accum::Prod ? 1 : 0));
-      Stmt loop = over_row(n.ctx, spec, x, kept, red, [&](const Expr& e, const Index&) {
-        Expr v = cast_to(given ? cast_to(e, *given) : e, acc_t);
-        return acc.store(kind == Accum::Prod ? acc.load() * v : acc.load() + v);
-      });
+      auto term = [&](const Expr& e) { return cast_to(given ? cast_to(e, *given) : e, acc_t); };
+      Stmt loop = kind == Accum::Prod
+                      ? over_row(n.ctx, spec, x, kept, red,
+                                 [&](const Expr& e, const Index&) {
+                                   return acc.store(acc.load() * term(e));
+                                 })
+                      : summing_nest(n.ctx, red, {acc},
+                                     [&](const Index& r, const std::vector<Scratch>& into) {
+                                       Expr v = term(x.at(merge(spec, kept, r)));
+                                       return into[0].store(into[0].load() + v);
+                                     });
       Expr result = acc.load();
       if (kind == Accum::Mean) result = result / cast_to(product(red), acc_t);
       return allocate({acc},
@@ -156,20 +166,23 @@ RootFn spread(bool take_sqrt) {
   return [take_sqrt](NodeLowering& n, const std::vector<OutBuf>& outs) {
     const Operand& x = n.in(0);
     RowSpec spec{reduced_mask(n, false), n.attrs().get_bool("keepdim")};
-    DType acc_t = accum_dtype(n.out_dtype());
+    const DType acc_t = DType::F64;
     const int64_t correction = n.attrs().get_int("correction");
     return row_loops(n.ctx, spec, x.dims, [&](const Index& kept, const std::vector<Expr>& red) {
       Scratch sum = make_scratch(n.ctx, "acc", acc_t);
       Scratch squares = make_scratch(n.ctx, "acc", acc_t);
       Expr count = product(red);
       Expr mean_var = Var::make({acc_t, 1}, n.ctx.fresh("mean"));
-      Stmt pass1 = over_row(n.ctx, spec, x, kept, red, [&](const Expr& e, const Index&) {
-        return sum.store(sum.load() + cast_to(e, acc_t));
-      });
-      Stmt pass2 = over_row(n.ctx, spec, x, kept, red, [&](const Expr& e, const Index&) {
-        Expr d = cast_to(e, acc_t) - mean_var;
-        return squares.store(squares.load() + d * d);
-      });
+      auto value = [&](const Index& r) { return cast_to(x.at(merge(spec, kept, r)), acc_t); };
+      Stmt pass1 =
+          summing_nest(n.ctx, red, {sum}, [&](const Index& r, const std::vector<Scratch>& into) {
+            return into[0].store(into[0].load() + value(r));
+          });
+      Stmt pass2 = summing_nest(n.ctx, red, {squares},
+                                [&](const Index& r, const std::vector<Scratch>& into) {
+                                  Expr d = value(r) - mean_var;
+                                  return into[0].store(into[0].load() + d * d);
+                                });
       Expr divisor = cast_to(max(count - make_int(correction), make_int(0)), acc_t);
       Expr var = squares.load() / divisor;
       if (take_sqrt) var = call("sqrt", {var});
@@ -231,8 +244,8 @@ void register_reduction_lowerings(LoweringTable& t) {
                          "var", "std", "any", "all"}) {
     t[op].stores_once = true;
   }
-  for (const char* op : {"sum", "prod", "mean", "amax", "amin", "max", "min", "argmax", "argmin",
-                         "any", "all"}) {
+  for (const char* op :
+       {"sum", "prod", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "any", "all"}) {
     t[op].reads_once = true;
   }
 }

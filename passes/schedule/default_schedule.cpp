@@ -132,10 +132,15 @@ const For* first_loop(const Stmt& s, bool pointwise) {
 }
 
 // Elements stored by one run of `s` (loop extents times stores): the work a
-// parallel task gets per iteration of the loop around `s`.
+// parallel task gets per iteration of the loop around `s`. An inner extent
+// that depends on an outer loop (a blocked sum's last, shorter block) is
+// taken at that loop's first iteration, so the estimate uses no loop
+// variable.
 Expr work_of(const Stmt& s) {
   if (!s.defined()) return make_int(0);
-  if (const For* f = s.as<For>()) return f->extent * work_of(f->body);
+  if (const For* f = s.as<For>()) {
+    return f->extent * substitute(work_of(f->body), name_of(f), f->min);
+  }
   if (const Block* b = s.as<Block>()) {
     Expr sum = make_int(0);
     for (const Stmt& c : b->stmts) sum = sum + work_of(c);
@@ -181,14 +186,11 @@ class ReductionVectorizer : public IRMutator {
     if (inner.empty()) return innermost(op, self);
     // A reduction over an outer dim: the inner loops stride through memory,
     // the kept loop around them walks it contiguously.
-    bool inner_strided = false, all_innermost = true;
-    for (const For* f : inner) {
-      all_innermost = all_innermost && child_loops(f->body).empty();
-      inner_strided = inner_strided || !access_of(f->body, name_of(f), scratch_).contiguous;
-    }
+    // Blocked sums (cascade_sum.h) nest the strided loop in block loops, so
+    // any innermost loop that strides counts.
+    const bool inner_strided = innermost_strides(op->body);
     Access a = access_of(op->body, var, scratch_);
-    if (all_innermost && inner_strided && a.contiguous && a.moves &&
-        !small_extent(op, t_.vector_width)) {
+    if (inner_strided && a.contiguous && a.moves && !small_extent(op, t_.vector_width)) {
       // Not vectorizable across lanes (e.g. an extern call): try the loops inside.
       if (Stmt v = vectorize_pointwise(self, var, t_.vector_width); v.defined()) {
         split_loops.insert(var);
@@ -196,6 +198,17 @@ class ReductionVectorizer : public IRMutator {
       }
     }
     return IRMutator::visit(op, self);
+  }
+
+  // Whether an innermost loop in `s` reads or writes memory non-contiguously.
+  bool innermost_strides(const Stmt& s) const {
+    for (const For* f : child_loops(s)) {
+      if (child_loops(f->body).empty() ? !access_of(f->body, name_of(f), scratch_).contiguous
+                                       : innermost_strides(f->body)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   Stmt innermost(const For* op, const Stmt& self) {

@@ -69,6 +69,7 @@ class Lexer {
 
   std::vector<Token> run() {
     indents_.push_back(0);
+    alt_indents_.push_back(0);
     while (pos_ < src_.size()) {
       if (at_line_start_ && depth_ == 0) {
         if (!handle_indentation()) continue;
@@ -112,6 +113,7 @@ class Lexer {
     }
     while (indents_.size() > 1) {
       indents_.pop_back();
+      alt_indents_.pop_back();
       push(Tok::Dedent, "", here(), here());
     }
     push(Tok::End, "", here(), here());
@@ -156,10 +158,22 @@ class Lexer {
 
   // Measures the indentation of a new logical line and emits INDENT/DEDENTs.
   // Returns false when the line is blank or a comment (nothing to emit).
+  // Like CPython, the width is measured twice: with tabs to multiples of 8
+  // (`width`) and with a tab as one column (`alt`); a line whose comparison
+  // with the enclosing block differs between the two is a TabError. A form
+  // feed resets both, as in CPython.
   bool handle_indentation() {
-    int width = 0;
+    int width = 0, alt = 0;
     while (pos_ < src_.size() && (src_[pos_] == ' ' || src_[pos_] == '\t' || src_[pos_] == '\f')) {
-      width = src_[pos_] == '\t' ? (width / 8 + 1) * 8 : width + 1;
+      if (src_[pos_] == '\t') {
+        width = (width / 8 + 1) * 8;
+        ++alt;
+      } else if (src_[pos_] == ' ') {
+        ++width;
+        ++alt;
+      } else {
+        width = alt = 0;
+      }
       advance();
     }
     if (pos_ >= src_.size()) return false;
@@ -173,13 +187,17 @@ class Lexer {
     at_line_start_ = false;
     Pos p = here();
     if (width > indents_.back()) {
+      if (alt <= alt_indents_.back()) tab_error(p);
       indents_.push_back(width);
+      alt_indents_.push_back(alt);
       push(Tok::Indent, "", p, p);
     } else {
-      int popped = 0;
+      int popped = 0, alt_popped = 0;
       while (width < indents_.back()) {
         popped = indents_.back();
+        alt_popped = alt_indents_.back();
         indents_.pop_back();
+        alt_indents_.pop_back();
         push(Tok::Dedent, "", p, p);
       }
       if (width != indents_.back()) {
@@ -188,10 +206,18 @@ class Lexer {
         // Keep the line in the innermost block it was dedented out of, so the
         // lines after it (usually at that block's level) parse normally.
         indents_.push_back(popped);
+        alt_indents_.push_back(alt_popped);
         tokens_.pop_back();
+      } else if (alt != alt_indents_.back()) {
+        tab_error(p);
       }
     }
     return true;
+  }
+
+  void tab_error(Pos p) {
+    diags_.error({p.line, p.col, p.line, p.col},
+                 "TabError: inconsistent use of tabs and spaces in indentation");
   }
 
   void lex_name() {
@@ -387,6 +413,7 @@ class Lexer {
   std::vector<Open> open_;
   bool at_line_start_ = true;
   std::vector<int> indents_;
+  std::vector<int> alt_indents_;  // the same widths with a tab as one column
   std::vector<Token> tokens_;
 };
 

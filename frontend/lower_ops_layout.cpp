@@ -3,7 +3,11 @@
 // dtype conversions (.to, .float(), ...), and the compile-time shape queries
 // (.size(), .dim(), .numel()). View-like results share their input's alias
 // class so in-place updates through them are tracked (see lower.h).
+#include <algorithm>
+
 #include "frontend/lower.h"
+#include "ir/op_registry.h"
+#include "kiln/error.h"
 
 namespace kiln::frontend {
 
@@ -69,6 +73,54 @@ std::vector<ir::Value*> tensor_list(Bound& b, const std::string& name) {
     out.push_back(item.value);
   }
   return out;
+}
+
+// A cat or stack of more than this many tensors is lowered as a tree of
+// joins of at most kMaxJoinPieces each: one node with thousands of operands
+// makes fusion and code generation quadratic in the operand count.
+constexpr size_t kMaxJoinPieces = 32;
+
+// Checks the whole join as one op first, so that an error names the user's
+// operand (its index in the full list), not one inside a sub-join.
+void check_join(Bound& b, const std::string& op, const std::vector<ir::Value*>& ins,
+                const ir::Attrs& attrs) {
+  const ir::OpDef* def = ir::OpRegistry::global().find(op);
+  KILN_INTERNAL_CHECK(def, "op " << op << " is not registered");
+  std::vector<ir::Type> types;
+  types.reserve(ins.size());
+  for (ir::Value* v : ins) types.push_back(v->type());
+  try {
+    ir::infer_types(*def, types, ir::complete_attrs(*def, attrs));
+  } catch (const InternalError&) {
+    throw;
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    if (msg.rfind(op + ":", 0) != 0) msg = op + ": " + msg;
+    b.L.fail(b.call.callee, msg + " [in " + op + " of " + std::to_string(ins.size()) + " tensors]");
+  }
+}
+
+// torch.cat / torch.stack; wide ones as a tree of joins (see kMaxJoinPieces).
+// stack(ts, d) is cat(stack(group), d) over groups, so the new dim keeps its
+// place; cat is associative along d.
+Val join(Bound& b, const std::string& op) {
+  std::vector<ir::Value*> ins = tensor_list(b, "tensors");
+  ir::Attrs attrs{{"dim", b.int_("dim")}};
+  if (ins.size() <= kMaxJoinPieces) return emit(b, op, std::move(ins), attrs);
+  check_join(b, op, ins, attrs);
+  std::string level_op = op;
+  while (ins.size() > kMaxJoinPieces) {
+    std::vector<ir::Value*> next;
+    for (size_t i = 0; i < ins.size(); i += kMaxJoinPieces) {
+      std::vector<ir::Value*> group(
+          ins.begin() + ptrdiff_t(i),
+          ins.begin() + ptrdiff_t(std::min(ins.size(), i + kMaxJoinPieces)));
+      next.push_back(b.L.apply1(level_op, std::move(group), attrs, b.call.callee));
+    }
+    ins = std::move(next);
+    level_op = "cat";
+  }
+  return emit(b, level_op, std::move(ins), attrs);
 }
 
 Val outputs_tuple(Bound& b, const std::vector<ir::Value*>& outs) {
@@ -161,13 +213,9 @@ void add_layout_ops(std::vector<OpEntry>& t) {
                  return emit_view(b, "select", {{"dim", dim}, {"index", index}});
                }});
   for (const char* name : {"cat", "concat", "concatenate"}) {
-    t.push_back({name, kTorch, "tensors, dim=0", [](Bound& b) {
-                   return emit(b, "cat", tensor_list(b, "tensors"), {{"dim", b.int_("dim")}});
-                 }});
+    t.push_back({name, kTorch, "tensors, dim=0", [](Bound& b) { return join(b, "cat"); }});
   }
-  t.push_back({"stack", kTorch, "tensors, dim=0", [](Bound& b) {
-                 return emit(b, "stack", tensor_list(b, "tensors"), {{"dim", b.int_("dim")}});
-               }});
+  t.push_back({"stack", kTorch, "tensors, dim=0", [](Bound& b) { return join(b, "stack"); }});
   t.push_back({"split", TM, "input, split_size_or_sections, dim=0", [](Bound& b) {
                  const Val& s = b.val("split_size_or_sections");
                  ir::Attrs attrs;

@@ -37,6 +37,12 @@ FunctionDef Parser::parse_def() {
     }
     p.span = cur().span;
     p.name = expect_name("a parameter name");
+    for (const Param& q : f.params) {
+      if (q.name == p.name) {  // CPython's SyntaxError text
+        diags_.error(p.span, "duplicate argument '" + p.name + "' in function definition");
+        break;
+      }
+    }
     if (accept_op(":")) p.annotation = parse_test();
     if (accept_op("=")) p.default_value = parse_test();
     f.params.push_back(std::move(p));

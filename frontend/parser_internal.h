@@ -28,7 +28,11 @@ class Parser {
           error(cur().span, "unexpected indent");
         }
         if (cur().is_op("@") || cur().is_kw("def")) {
-          m.functions.push_back(parse_def());
+          FunctionDef f = parse_def();
+          // A later `def` of the same name rebinds it, as in Python: the
+          // last definition is the one --fn and calls see.
+          std::erase_if(m.functions, [&](const FunctionDef& g) { return g.name == f.name; });
+          m.functions.push_back(std::move(f));
           continue;
         }
         StmtPtr s = parse_statement();

@@ -9,6 +9,15 @@
 // inference gives the very same output types are made (promotion and
 // broadcasting are symmetric, so that is every one today); values are
 // unchanged, operands and attributes otherwise untouched.
+//
+// A cat or stack of more than kMaxJoinOperands values (a .kir graph may hold
+// one; the script frontend already lowers them so) becomes a tree of joins of
+// at most kMaxJoinOperands each, with the same output: one node with
+// thousands of operands makes fusion and code generation superlinear.
+#include <algorithm>
+
+#include "ir/op_registry.h"
+#include "kiln/error.h"
 #include "passes/graph_rewrite.h"
 #include "passes/pipeline.h"
 
@@ -26,12 +35,54 @@ std::vector<ir::Type> output_types(const ir::Node& n) {
   return t;
 }
 
+constexpr size_t kMaxJoinOperands = 32;
+
+// Splits a wide cat/stack into a tree (stack(ts) = cat of stacks of groups
+// along the same dim); false when it is narrow or a piece does not type.
+bool split_wide_join(GraphEditor& e, ir::Node* n) {
+  if ((n->op() != "cat" && n->op() != "stack") || n->inputs().size() <= kMaxJoinOperands) {
+    return false;
+  }
+  std::vector<ir::Value*> level = n->inputs();
+  std::string op = n->op();
+  while (level.size() > kMaxJoinOperands) {
+    const ir::OpDef* def = ir::OpRegistry::global().find(op);
+    if (!def) return false;
+    std::vector<ir::Value*> next;
+    for (size_t i = 0; i < level.size(); i += kMaxJoinOperands) {
+      std::vector<ir::Value*> group(
+          level.begin() + ptrdiff_t(i),
+          level.begin() + ptrdiff_t(std::min(level.size(), i + kMaxJoinOperands)));
+      std::vector<ir::Type> types;
+      for (const ir::Value* v : group) types.push_back(v->type());
+      std::vector<ir::Type> out;
+      try {
+        out = ir::infer_types(*def, types, n->attrs());
+      } catch (const InternalError&) {
+        throw;
+      } catch (const Error&) {
+        return false;  // the pieces made so far are dead; dce drops them
+      }
+      ir::Node* j = e.insert_before(n, op, std::move(group), n->attrs(), out);
+      if (!j) return false;
+      next.push_back(j->output());
+    }
+    level = std::move(next);
+    op = "cat";
+  }
+  ir::Node* top = e.insert_before(n, op, std::move(level), n->attrs(), output_types(*n));
+  if (!top) return false;
+  e.replace(n, top->outputs());
+  return true;
+}
+
 }  // namespace
 
 bool canonicalize(ir::Graph& g) {
   GraphEditor e(g);
   for (ir::Node* n : e.nodes()) {
     e.resolve_operands(n);
+    if (split_wide_join(e, n)) continue;
     if (!constant_first(*n)) continue;
     std::string op;
     if (is_commutative(*n)) {

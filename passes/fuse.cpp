@@ -148,6 +148,8 @@ class Grouper {
     return out;
   }
 
+  size_t grp_recomputed(int id) const { return groups_[size_t(id)].recomputed.size(); }
+
   bool recomputes(int id, const ir::Node* p) const {
     const auto& r = groups_[size_t(id)].recomputed;
     return std::find(r.begin(), r.end(), p) != r.end();
@@ -230,6 +232,10 @@ class Grouper {
         computed = true;
       }
       if (chain.empty()) continue;
+      // A kernel recomputing more nodes than it may take buffers reads this
+      // operand instead: without the bound, a join of thousands of slices
+      // grows one chain node by node, each step scanning it (quadratic).
+      if (grp_recomputed(id) + added.size() + chain.size() > size_t(o_.max_buffers)) continue;
       for (const ir::Node* c : chain) {
         if (!recomputes(id, c) && std::find(added.begin(), added.end(), c) == added.end()) {
           added.push_back(c);

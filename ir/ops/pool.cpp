@@ -6,6 +6,7 @@
 // inside the input or its leading padding; max pooling pads with -inf (NaN
 // wins); avg pooling divides by the window clipped to the padded input
 // (count_include_pad) or to the input, unless divisor_override is given.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -85,6 +86,18 @@ PoolSetup pool_setup(const RefContext& ctx, bool is_max) {
   return s;
 }
 
+// The kernel taps [first, end) of a window starting at input index `start`
+// that read indices in [0, size).
+struct TapRange {
+  int64_t first, end;
+};
+TapRange taps_in_input(int64_t start, const Window& w, int64_t size) {
+  const int64_t d = w.dilation;
+  const int64_t first = start < 0 ? (-start + d - 1) / d : 0;
+  const int64_t end = size - 1 - start < 0 ? 0 : std::min(w.kernel, (size - 1 - start) / d + 1);
+  return {first, std::max(first, end)};
+}
+
 template <typename T>
 Tensor max_pool_typed(const PoolSetup& s, DType wide) {
   Tensor out = Tensor::empty({s.N, s.C, s.OH, s.OW}, wide);
@@ -100,10 +113,14 @@ Tensor max_pool_typed(const PoolSetup& s, DType wide) {
         for (int64_t ow = 0; ow < s.OW; ++ow) {
           T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                         : std::numeric_limits<T>::lowest();
-          for (int64_t ky = 0; ky < wh.kernel; ++ky) {
+          // Only the taps that land in the input (-inf padding never wins):
+          // a huge ceil-mode kernel has few of them.
+          const TapRange ty = taps_in_input(oh * wh.stride - wh.pad_before, wh, s.H);
+          const TapRange tx = taps_in_input(ow * ww.stride - ww.pad_before, ww, s.W);
+          for (int64_t ky = ty.first; ky < ty.end; ++ky) {
             const int64_t iy = oh * wh.stride - wh.pad_before + ky * wh.dilation;
-            if (iy < 0 || iy >= s.H) continue;  // -inf padding never wins
-            for (int64_t kx = 0; kx < ww.kernel; ++kx) {
+            if (iy < 0 || iy >= s.H) continue;
+            for (int64_t kx = tx.first; kx < tx.end; ++kx) {
               const int64_t ix = ow * ww.stride - ww.pad_before + kx * ww.dilation;
               if (ix < 0 || ix >= s.W) continue;
               T v = plane[iy * xs[2] + ix * xs[3]];

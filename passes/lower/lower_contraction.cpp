@@ -3,6 +3,9 @@
 // bmm and linear in lower_matmul.cpp. Each output element accumulates in f32
 // (f16/bf16/f32), f64 or i64 (integers wrap like the reference) and is rounded
 // once into the output.
+#include <algorithm>
+#include <cstdint>
+
 #include "ir/loop/simplify.h"
 #include "passes/lower/lower_internal.h"
 
@@ -39,20 +42,46 @@ PoolAttrs pool_attrs(const ir::Attrs& a, bool has_dilation) {
   return p;
 }
 
+// The kernel taps [first, first + count) along one axis that read the input
+// for some output index: tap k of output o reads o * stride - pad + k * d, so
+// taps before the first that output OUT - 1 reaches, or past the last that
+// output 0 reaches, only ever read padding. A huge ceil-mode kernel
+// (kernel_size=2**62 on a 4-pixel input) so loops over the few taps that
+// matter, not 2**62 of them. The whole kernel when a size is symbolic.
+struct Taps {
+  int64_t first, count;
+};
+Taps reachable_taps(int64_t k, int64_t stride, int64_t d, int64_t pad, const Expr& size,
+                    const Expr& out) {
+  int64_t n = 0, o = 0;
+  if (!is_const_int(size, &n) || !is_const_int(out, &o) || n <= 0 || o <= 0 || d <= 0) {
+    return {0, k};
+  }
+  using Wide = __int128;
+  const Wide last = std::min<Wide>(k, (Wide(n) - 1 + pad) / d + 1);
+  const Wide reach = Wide(pad) - Wide(o - 1) * stride;  // from the last output's start
+  const Wide first = reach <= 0 ? 0 : (reach + d - 1) / d;
+  if (first >= last) return {0, 0};
+  return {int64_t(first), int64_t(last - first)};
+}
+
 Stmt lower_max_pool(NodeLowering& n, const std::vector<OutBuf>& outs) {
   const Operand& x = n.in(0);
   PoolAttrs p = pool_attrs(n.attrs(), true);
   DType acc_t = accum_dtype(x.dtype);
   const size_t r = x.dims.size();
   Expr H = x.dims[r - 2], W = x.dims[r - 1];
+  const Taps th = reachable_taps(p.kh, p.sh, p.dh, p.ph, H, outs[0].dims[r - 2]);
+  const Taps tw = reachable_taps(p.kw, p.sw, p.dw, p.pw, W, outs[0].dims[r - 1]);
   return loop_nest(n.ctx, outs[0].dims, [&](const Index& o) {
     Expr oh = o[r - 2], ow = o[r - 1];
     Scratch best = make_scratch(n.ctx, "best", acc_t);
     Stmt loop = loop_nest(
-        n.ctx, {make_int(p.kh), make_int(p.kw)},
+        n.ctx, {make_int(th.count), make_int(tw.count)},
         [&](const Index& k) {
-          Expr iy = simplify(oh * make_int(p.sh) - make_int(p.ph) + k[0] * make_int(p.dh));
-          Expr ix = simplify(ow * make_int(p.sw) - make_int(p.pw) + k[1] * make_int(p.dw));
+          Expr ky = k[0] + make_int(th.first), kx = k[1] + make_int(tw.first);
+          Expr iy = simplify(oh * make_int(p.sh) - make_int(p.ph) + ky * make_int(p.dh));
+          Expr ix = simplify(ow * make_int(p.sw) - make_int(p.pw) + kx * make_int(p.dw));
           Index xi(o.begin(), o.end() - 2);
           xi.push_back(iy), xi.push_back(ix);
           Expr v = cast_to(x.at(xi), acc_t);
@@ -74,6 +103,8 @@ Stmt lower_avg_pool(NodeLowering& n, const std::vector<OutBuf>& outs) {
   DType acc_t = accum_dtype(x.dtype);
   const size_t r = x.dims.size();
   Expr H = x.dims[r - 2], W = x.dims[r - 1];
+  const Taps th = reachable_taps(p.kh, p.sh, 1, p.ph, H, outs[0].dims[r - 2]);
+  const Taps tw = reachable_taps(p.kw, p.sw, 1, p.pw, W, outs[0].dims[r - 1]);
   return loop_nest(n.ctx, outs[0].dims, [&](const Index& o) {
     Expr y0 = simplify(o[r - 2] * make_int(p.sh) - make_int(p.ph));
     Expr x0 = simplify(o[r - 1] * make_int(p.sw) - make_int(p.pw));
@@ -89,9 +120,10 @@ Stmt lower_avg_pool(NodeLowering& n, const std::vector<OutBuf>& outs) {
                                : (cy1 - cy0) * (cx1 - cx0);
     Scratch acc = make_scratch(n.ctx, "acc", acc_t);
     Stmt loop = loop_nest(
-        n.ctx, {make_int(p.kh), make_int(p.kw)},
+        n.ctx, {make_int(th.count), make_int(tw.count)},
         [&](const Index& k) {
-          Expr iy = simplify(y0 + k[0]), ix = simplify(x0 + k[1]);
+          Expr iy = simplify(y0 + (k[0] + make_int(th.first)));
+          Expr ix = simplify(x0 + (k[1] + make_int(tw.first)));
           Index xi(o.begin(), o.end() - 2);
           xi.push_back(iy), xi.push_back(ix);
           Expr inside = iy >= cy0 && iy < cy1 && ix >= cx0 && ix < cx1;

@@ -37,6 +37,27 @@ TEST(FrontendLexer, NestedBlocksDedentTwice) {
             "Name(x) Newline Dedent Dedent Name(y) Newline End");
 }
 
+// CPython's rule: a line's indentation must compare the same way (deeper,
+// equal, shallower) with the enclosing blocks at tab size 8 and tab size 1.
+TEST(FrontendLexer, TabError) {
+  const std::string tab_error =
+      "error: TabError: inconsistent use of tabs and spaces in indentation";
+  // Equal at tab size 8 (8 spaces vs a tab), not at tab size 1.
+  EXPECT_NE(lex("if a:\n        x\n\ty\n").errors.find("t.kiln:3:2: " + tab_error),
+            std::string::npos);
+  // Deeper at tab size 8, shallower at tab size 1.
+  EXPECT_NE(lex("if a:\n    if b:\n\tx\n").errors.find("t.kiln:3:2: " + tab_error),
+            std::string::npos);
+  // Back to a level that matches at tab size 8 only.
+  EXPECT_NE(lex("if a:\n\tif b:\n\t\tx\n        y\n").errors.find("t.kiln:4:9: " + tab_error),
+            std::string::npos);
+  // Consistent mixes are fine, as in Python.
+  EXPECT_EQ(lex("if a:\n\tx\n\tif b:\n\t    y\n\tz\n").errors, "");
+  EXPECT_EQ(lex("if a:\n  \tx\n  \ty\n").errors, "");
+  // A form feed resets the count.
+  EXPECT_EQ(lex("if a:\n    x\n\f    y\n").errors, "");
+}
+
 TEST(FrontendLexer, BlankLinesAndCommentsDoNotCount) {
   EXPECT_EQ(
       toks("def f():\n\n    # comment\n    pass  # trailing\n\n"),

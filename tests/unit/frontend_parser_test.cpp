@@ -137,6 +137,23 @@ TEST(FrontendParser, FunctionInfoReportsParams) {
   EXPECT_EQ(std::get<bool>(f.params[6].default_value), false);
 }
 
+TEST(FrontendParser, LaterDefReplacesEarlier) {
+  auto m = parse_module(
+      "def f(x):\n    return x\ndef g(y):\n    return y\ndef f(a, b):\n    return a\n", "t.kiln");
+  ASSERT_EQ(m->functions.size(), 2u);
+  EXPECT_EQ(m->functions[0].name, "g");
+  ASSERT_NE(m->find("f"), nullptr);
+  EXPECT_EQ(m->find("f")->params.size(), 2u);
+  EXPECT_EQ(m->find("f")->span.line, 5);
+}
+
+TEST(FrontendParser, DuplicateArgument) {
+  EXPECT_EQ(syntax_error("def f(x, y, x=1):\n    return y\n"),
+            "t.kiln:1:13: error: duplicate argument 'x' in function definition\n"
+            "def f(x, y, x=1):\n"
+            "            ^");
+}
+
 TEST(FrontendParser, SyntaxErrorHasLocationAndCaret) {
   EXPECT_EQ(syntax_error("def f(x):\n    y = x +\n    return y\n"),
             "t.kiln:2:12: error: expected an expression, got end of line\n"

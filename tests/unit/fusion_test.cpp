@@ -211,6 +211,32 @@ TEST(Fusion, ComputingProducersStayOutOfContractions) {
       << groups[1].reason;
 }
 
+TEST(Fusion, RecomputedNodesStayWithinTheBufferLimit) {
+  // cat(t0, ..., t31), each ti three transposes of its own input (a layout
+  // kernel): the cat's kernel would recompute all 31 other chains as
+  // indexing (93 nodes). Past max_buffers recomputed nodes it reads the
+  // value instead, so one kernel's bookkeeping stays bounded.
+  auto g = std::make_unique<ir::Graph>("chains");
+  std::vector<ir::Value*> pieces;
+  std::vector<Tensor> inputs;
+  for (int k = 0; k < 32; ++k) {
+    ir::Value* t = g->add_input("x" + std::to_string(k), ir::Type::tensor(DType::F32, {4, 4}));
+    for (int i = 0; i < 3; ++i) {
+      t = g->apply1("transpose", {t}, {{"dim0", int64_t(0)}, {"dim1", int64_t(1)}});
+    }
+    pieces.push_back(t);
+    inputs.push_back(random_tensor({4, 4}, DType::F32, uint64_t(k + 1)));
+  }
+  g->set_outputs({g->apply1("cat", pieces, {{"dim", int64_t(0)}})});
+  passes::FusionOptions o;
+  size_t most = 0;
+  for (const passes::KernelGroup& grp : passes::group_kernels(*g, o)) {
+    most = std::max(most, grp.recomputed.size());
+  }
+  EXPECT_LE(most, size_t(o.max_buffers));
+  expect_compiled_matches(*g, inputs);
+}
+
 TEST(Fusion, LayoutProducersOfAContractionAreRecomputedAsIndexing) {
   // q, k = split(x @ wqk); q @ k^T: the split and transpose become indexing
   // in the attention matmul's kernel, and no copy kernel is left.

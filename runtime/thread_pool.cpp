@@ -49,8 +49,13 @@ class ThreadPool {
     }
     cv_.notify_all();
     drain();
+    // Every chunk done is not enough: a worker may still be in drain(),
+    // reading n_, chunk_ and next_ after its last chunk. Were the next job
+    // set up under it, it could take an index of the old counter as one of
+    // the new job's chunks (run twice, `remaining_` short: the caller returns
+    // while a chunk still runs). So wait until no worker is in this job.
     std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [&] { return remaining_.load() == 0; });
+    done_cv_.wait(lock, [&] { return remaining_.load() == 0 && active_ == 0; });
     fn_ = nullptr;
   }
 
@@ -78,8 +83,11 @@ class ThreadPool {
         cv_.wait(lock, [&] { return stop_ || (generation_ != seen && fn_ != nullptr); });
         if (stop_) return;
         seen = generation_;
+        ++active_;
       }
       drain();
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--active_ == 0) done_cv_.notify_all();
     }
   }
 
@@ -90,6 +98,7 @@ class ThreadPool {
   int64_t n_ = 0, chunk_ = 1;
   std::atomic<int64_t> next_{0}, remaining_{0};
   uint64_t generation_ = 0;
+  int active_ = 0;  // workers inside drain() for the current job (guarded by mu_)
   bool stop_ = false;
 };
 

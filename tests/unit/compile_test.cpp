@@ -1,10 +1,9 @@
 // kiln::compile end to end on small graphs, for every compiled backend
 // (loop-eval always, llvm when built with it, loop-eval on the sim device): values against
 // ir::interpret, symbolic dims compiled once and run for several sizes, non-contiguous inputs,
-// input errors, allocation reuse, concurrent calls, compile_async, dumps and the kernel cache.
+// input errors, allocation reuse, compile_async, dumps and the kernel cache (calls and
+// compiles from several threads: concurrency_test.cpp).
 #include <gtest/gtest.h>
-
-#include <thread>
 
 #include "ir/graph.h"
 #include "kiln/compile.h"
@@ -231,30 +230,6 @@ TEST_P(Compile, MixedDtypesLayoutAndReductions) {
     expect_matches_interpreter(
         *g, f, {random_tensor({b, 6}, DType::I32, 4), random_tensor({6}, DType::F16, 5)}, 1e-3);
   }
-}
-
-TEST_P(Compile, ConcurrentCallsFromFourThreads) {
-  auto g = mlp_like();
-  CompiledFunction f = compile(*g, opts());
-  std::atomic<int> bad{0};
-  std::vector<std::thread> ts;
-  for (int t = 0; t < 4; ++t) {
-    ts.emplace_back([&, t] {
-      for (int r = 0; r < 10; ++r) {
-        int64_t n = 1 + 13 * t + r;
-        std::vector<Tensor> in{random_tensor({n, 4}, DType::F32, uint64_t(100 * t + r)),
-                               random_tensor({4}, DType::F32, uint64_t(t))};
-        std::vector<Tensor> want = ir::interpret(*g, in);
-        std::vector<Tensor> got = f(in);
-        if (!tensors_close(got[0], want[0], 1e-5, 1e-5) ||
-            !tensors_close(got[1], want[1], 1e-5, 1e-5)) {
-          ++bad;
-        }
-      }
-    });
-  }
-  for (auto& t : ts) t.join();
-  EXPECT_EQ(bad.load(), 0);
 }
 
 TEST_P(Compile, CompileAsyncOutlivesTheGraph) {

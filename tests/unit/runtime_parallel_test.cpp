@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "runtime/allocator.h"
@@ -31,20 +30,6 @@ TEST(ParallelFor, NestedCallsRunAndCover) {
     }
   });
   EXPECT_EQ(total.load(), 6400);
-}
-
-TEST(ParallelFor, ConcurrentCallersTakeTurns) {
-  std::atomic<int64_t> total{0};
-  std::vector<std::thread> ts;
-  for (int t = 0; t < 4; ++t) {
-    ts.emplace_back([&] {
-      for (int r = 0; r < 50; ++r) {
-        parallel_for(0, 1000, 10, [&](int64_t b, int64_t e) { total += e - b; });
-      }
-    });
-  }
-  for (auto& t : ts) t.join();
-  EXPECT_EQ(total.load(), 4 * 50 * 1000);
 }
 
 extern "C" void add_range(int64_t b, int64_t e, void* closure) {

@@ -1,47 +1,20 @@
 // Compile-time budgets of the script frontend (see limits.h).
 #include "frontend/limits.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <mutex>
-#include <set>
+#include "runtime/env_number.h"
 
 namespace kiln::frontend {
 
 namespace {
 
-// The variable's value, or `fallback` with a warning (once per process and
-// text) when it is set but not a valid budget.
+// The variable's value; the default (after one warning) when it is set but not
+// a whole number from 1 to kMaxBudget.
 int64_t budget_from_env(const char* env, int64_t fallback) {
-  const char* text = std::getenv(env);
-  if (!text) return fallback;
-  if (std::optional<int64_t> v = parse_budget(text)) return *v;
-  static std::mutex mu;
-  static std::set<std::string> warned;
-  std::lock_guard<std::mutex> lock(mu);
-  if (warned.insert(std::string(env) + "=" + text).second) {
-    std::fprintf(stderr, "kiln: warning: %s='%.40s' is not an integer from 1 to 2^62; using %lld\n",
-                 env, text, static_cast<long long>(fallback));
-  }
-  return fallback;
+  return static_cast<int64_t>(runtime::env_uint(env, static_cast<uint64_t>(fallback), 1,
+                                                static_cast<uint64_t>(kMaxBudget)));
 }
 
 }  // namespace
-
-std::optional<int64_t> parse_budget(const std::string& text) {
-  size_t b = text.find_first_not_of(" \t");
-  size_t e = text.find_last_not_of(" \t");
-  if (b == std::string::npos) return std::nullopt;
-  int64_t v = 0;
-  for (size_t k = b; k <= e; ++k) {
-    char c = text[k];
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-    if (v > kMaxBudget) return std::nullopt;  // checked before it could overflow
-  }
-  if (v < 1) return std::nullopt;
-  return v;
-}
 
 std::string budget_note(const char* env, int64_t value) {
   return " (limit: " + std::string(env) + "=" + std::to_string(value) + ")";

@@ -33,10 +33,6 @@ struct CompileBudgets {
 
 inline constexpr int64_t kMaxBudget = int64_t(1) << 62;
 
-// A budget's value from its text: a decimal integer in [1, kMaxBudget]
-// (surrounding blanks allowed), else nullopt.
-std::optional<int64_t> parse_budget(const std::string& text);
-
 // " (limit: NAME=VALUE)": the tail of a budget error, naming the variable.
 std::string budget_note(const char* env, int64_t value);
 

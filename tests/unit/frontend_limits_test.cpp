@@ -286,16 +286,20 @@ TEST(CompileTimeInts, OverflowIsALocatedError) {
 
 // --- compile budgets (limits.cpp) ------------------------------------------------------------
 
-TEST(CompileBudgets, ParseBudget) {
-  EXPECT_EQ(parse_budget("4096"), 4096);
-  EXPECT_EQ(parse_budget(" 12 "), 12);
-  EXPECT_EQ(parse_budget("4611686018427387904"), int64_t(1) << 62);
-  EXPECT_EQ(parse_budget("4611686018427387905"), std::nullopt);
-  EXPECT_EQ(parse_budget("99999999999999999999999"), std::nullopt);
-  EXPECT_EQ(parse_budget("0"), std::nullopt);
-  EXPECT_EQ(parse_budget("-1"), std::nullopt);
-  EXPECT_EQ(parse_budget("12k"), std::nullopt);
-  EXPECT_EQ(parse_budget(""), std::nullopt);
+// A budget outside [1, 2^62] or not a whole number warns and keeps the default
+// (runtime::env_uint), so a typo never becomes 0 or a wrapped value.
+TEST(CompileBudgets, InvalidValuesKeepTheDefault) {
+  const std::string six = "def f(x):\n    for i in range(6):\n        x = x + 1\n    return x\n";
+  for (const char* bad : {"0", "-1", "12k", "4611686018427387905", "99999999999999999999999"}) {
+    ::setenv("KILN_MAX_LOOP_ITERATIONS", bad, 1);
+    EXPECT_EQ(CompileBudgets::from_env().loop_iterations, 4096) << bad;
+    EXPECT_EQ(outcome(six), "ok") << bad;
+  }
+  ::setenv("KILN_MAX_LOOP_ITERATIONS", "4611686018427387904", 1);
+  EXPECT_EQ(CompileBudgets::from_env().loop_iterations, kMaxBudget);
+  ::setenv("KILN_MAX_LOOP_ITERATIONS", "5", 1);
+  EXPECT_NE(outcome(six).find("(limit: KILN_MAX_LOOP_ITERATIONS=5)"), std::string::npos);
+  ::unsetenv("KILN_MAX_LOOP_ITERATIONS");
 }
 
 TEST(CompileBudgets, EnvironmentSetsEachBudget) {

@@ -4,6 +4,7 @@
 // empty. Produced by parse() (parser.cpp), read by the lowering (lower_*.cpp).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,6 +101,7 @@ struct Stmt {
   ExprPtr test;
   std::vector<StmtPtr> body;
   std::vector<StmtPtr> orelse;
+  std::vector<std::pair<std::string, std::string>> imports;  // Import: (bound name, module)
 };
 
 struct Param {
@@ -116,12 +118,16 @@ struct FunctionDef {
   ExprPtr returns;  // may be null
   std::vector<ExprPtr> decorators;
   std::vector<StmtPtr> body;
+  // Errors reported only when this def is compiled (chosen or called), for
+  // Python syntax that parses but that Kiln cannot bind (`*args`, `**kwargs`).
+  std::vector<Diagnostic> deferred;
 };
 
 struct Module {
   std::shared_ptr<const SourceFile> file;
   std::vector<FunctionDef> functions;
-  std::vector<StmtPtr> globals;  // module-level statements other than defs
+  std::vector<StmtPtr> globals;                // module-level statements other than defs
+  std::map<std::string, std::string> imports;  // module-level `import`s: bound name -> module
 
   const FunctionDef* find(const std::string& name) const;
 };

@@ -37,6 +37,15 @@ void Diagnostics::error(const Span& span, std::string message, std::string note)
   list_.push_back({span, std::move(message), std::move(note)});
 }
 
+std::vector<Diagnostic> Diagnostics::take_from(size_t n) {
+  std::vector<Diagnostic> out;
+  if (n < list_.size()) {
+    out.assign(list_.begin() + std::ptrdiff_t(n), list_.end());
+    list_.resize(n);
+  }
+  return out;
+}
+
 std::string render_diagnostic(const SourceFile& file, const Diagnostic& d) {
   std::ostringstream os;
   os << file.filename() << ":" << d.span.line << ":" << d.span.col << ": error: " << d.message

@@ -58,6 +58,10 @@ class Diagnostics {
   bool has_errors() const { return !list_.empty(); }
   size_t count() const { return list_.size(); }
   const std::vector<Diagnostic>& list() const { return list_; }
+  // Removes and returns the diagnostics recorded after the first `n`: errors
+  // whose report is deferred until the code they belong to is reached.
+  std::vector<Diagnostic> take_from(size_t n);
+  void add(const Diagnostic& d) { error(d.span, d.message, d.note); }
   // Every diagnostic rendered, one after another.
   std::string render() const;
   // Throws kiln::Error holding render() when any error was reported.

@@ -261,6 +261,7 @@ std::unique_ptr<ir::Graph> lower_function_impl(const Module& m, const std::strin
     throw Error(m.file->filename() + ": error: no function named '" + fn + "' (defined: " + names +
                 ")");
   }
+  for (const Diagnostic& d : f->deferred) diags.add(d);
   auto g = std::make_unique<ir::Graph>(f->name);
   Lowerer L(m, *g, diags);
   Frame top;
@@ -305,6 +306,9 @@ std::unique_ptr<ir::Graph> lower_function_impl(const Module& m, const std::strin
       if (!type) {
         if (t.optional || (p.default_value && p.default_value->kind == ExprKind::None)) {
           top.vars[p.name] = Val::none();
+        } else if (given_none) {
+          diags.error(p.span, "argument '" + p.name + "' is a Tensor parameter but was given None" +
+                                  "; declare it Optional[Tensor] to accept None");
         } else {
           diags.error(p.span, "missing argument '" + p.name + "' (a Tensor) for function '" +
                                   f->name + "'");

@@ -225,7 +225,7 @@ class Lexer {
     size_t start = pos_;
     while (pos_ < src_.size() && is_ident_char(src_[pos_])) advance();
     std::string word = src_.substr(start, pos_ - start);
-    // String prefixes: r'..', b'..', f'..' (f-strings are rejected later).
+    // String prefixes: r'..', b'..', f'..' (f-strings are rejected when lowered).
     if (pos_ < src_.size() && (src_[pos_] == '\'' || src_[pos_] == '"') && word.size() <= 2) {
       bool prefix = true;
       for (char c : word) prefix = prefix && std::string("rRbBuUfF").find(c) != std::string::npos;
@@ -368,7 +368,7 @@ class Lexer {
     }
     Token& t = push(Tok::String, value, b, here());
     if (!closed) diags_.error({b.line, b.col, b.line, b.col + 1}, "unterminated string literal");
-    if (fstring) diags_.error(t.span, "f-strings are not supported yet");
+    if (fstring) t.ival = 1;  // the parser makes it an Unsupported node
   }
 
   void lex_op() {

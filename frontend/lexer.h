@@ -32,7 +32,7 @@ const char* tok_name(Tok t);
 struct Token {
   Tok kind = Tok::End;
   std::string text;  // spelling; for String the decoded value
-  int64_t ival = 0;  // Int
+  int64_t ival = 0;  // Int; for String, 1 when it is an f-string
   double fval = 0;   // Float
   Span span;
 

@@ -248,6 +248,8 @@ class Lowerer {
   void poison_targets(const Expr& target);
 
   Val lookup(const std::string& name, const Span& at);
+  // Reports `fn`'s deferred errors (FunctionDef::deferred), if any, and aborts.
+  void report_deferred(const FunctionDef& fn);
   Frame& frame() { return frames_.back(); }
 
   // --- compile-time budgets (frontend/limits.h) -----------------------------------------
@@ -286,6 +288,13 @@ class Lowerer {
   std::shared_ptr<const SourceFile> file_;
   std::vector<Frame> frames_;
   std::map<std::string, Val> globals_;
+  // Module-level assignments that failed: their errors, reported (once) only
+  // when the chosen def uses one of the names they assign.
+  struct FailedGlobal {
+    std::vector<Diagnostic> errors;
+    bool reported = false;
+  };
+  std::map<std::string, std::shared_ptr<FailedGlobal>> failed_globals_;
   int64_t next_storage_ = 1;
   int depth_ = 0;  // open Nesting levels
   CompileBudgets budgets_ = CompileBudgets::from_env();

@@ -332,6 +332,7 @@ Val Lowerer::call_value(const Val& callee, const CallArgs& args, const Expr* cal
 }
 
 Val Lowerer::call_function(const FunctionDef& fn, const CallArgs& args) {
+  report_deferred(fn);
   // Calls are inlined at compile time, so a recursive call would never end.
   for (const Frame& f : frames_) {
     if (f.fn == &fn) {

@@ -80,8 +80,18 @@ Val Lowerer::binary(const std::string& op, const Val& a, const Val& b, const Spa
 }
 
 Val Lowerer::compare(const std::string& op, const Val& a, const Val& b, const Span& at) {
+  if (a.kind == Val::Kind::Poison || b.kind == Val::Kind::Poison) throw Abort{};
+  if ((op == "is" || op == "is not") && (a.kind == Val::Kind::None || b.kind == Val::Kind::None)) {
+    // `mask is None` folds at compile time: a tensor is never None, and an
+    // Optional[Tensor] parameter is either bound to a tensor or to None.
+    bool same = a.kind == b.kind;
+    return Val::bool_(op == "is" ? same : !same);
+  }
   if (a.is_tensor() || b.is_tensor()) {
-    if (op == "is" || op == "is not" || op == "in" || op == "not in") {
+    if (op == "is" || op == "is not") {
+      fail(at, "'" + op + "' between tensors is not supported; only 'is None' and 'is not None'");
+    }
+    if (op == "in" || op == "not in") {
       fail(at, "'" + op + "' on a tensor is not supported");
     }
     return binary(op, a, b, at);

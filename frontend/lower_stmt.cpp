@@ -11,6 +11,29 @@
 
 namespace kiln::frontend {
 
+namespace {
+// The names an assignment target binds: `a`, `a, (b, *c)`.
+void target_names(const Expr& target, std::vector<std::string>& out) {
+  if (target.kind == ExprKind::Name) {
+    out.push_back(target.name);
+  } else if (target.kind == ExprKind::Tuple || target.kind == ExprKind::List) {
+    for (const ExprPtr& t : target.items) target_names(*t, out);
+  } else if (target.kind == ExprKind::Starred) {
+    target_names(*target.items[0], out);
+  }
+}
+// Every name an expression reads.
+void used_names(const Expr& e, std::vector<std::string>& out) {
+  if (e.kind == ExprKind::Name) out.push_back(e.name);
+  for (const ExprPtr& c : e.items) {
+    if (c) used_names(*c, out);
+  }
+  for (const Keyword& k : e.keywords) {
+    if (k.value) used_names(*k.value, out);
+  }
+}
+}  // namespace
+
 std::string kind_name(const Val& v) {
   switch (v.kind) {
     case Val::Kind::None:
@@ -53,11 +76,30 @@ Lowerer::Lowerer(const Module& m, ir::Graph& g, Diagnostics& diags)
     : m_(m), g_(g), diags_(diags), file_(m.file) {
   // Module-level constants (`EPS = 1e-5`) are evaluated once, in file order.
   frames_.emplace_back();
+  // One that fails (`rng = np.random.default_rng(0)`) is an error only if the
+  // chosen def uses a name it assigns.
   for (const StmtPtr& s : m.globals) {
     if (s->kind == StmtKind::Assign || s->kind == StmtKind::AnnAssign) {
+      size_t errors = diags_.count();
       try {
         exec(*s);
       } catch (const Abort&) {
+        auto failed = std::make_shared<FailedGlobal>();
+        failed->errors = diags_.take_from(errors);
+        if (failed->errors.empty()) {
+          // It failed on an earlier failed global (`W = rng.normal(...)`): its
+          // errors are that one's.
+          std::vector<std::string> used;
+          used_names(*s->value, used);
+          for (const std::string& n : used) {
+            auto it = failed_globals_.find(n);
+            if (it == failed_globals_.end()) continue;
+            for (const Diagnostic& d : it->second->errors) failed->errors.push_back(d);
+          }
+        }
+        std::vector<std::string> names;
+        for (const ExprPtr& t : s->targets) target_names(*t, names);
+        for (const std::string& n : names) failed_globals_[n] = failed;
       }
     }
   }
@@ -217,7 +259,16 @@ Val Lowerer::lookup(const std::string& name, const Span& at) {
     }
   }
   auto g = globals_.find(name);
-  if (g != globals_.end()) return g->second;
+  if (g != globals_.end() && g->second.kind != Val::Kind::Poison) return g->second;
+  auto failed = failed_globals_.find(name);
+  if (failed != failed_globals_.end()) {
+    if (!failed->second->reported) {
+      failed->second->reported = true;
+      for (const Diagnostic& d : failed->second->errors) diags_.add(d);
+    }
+    throw Abort{};
+  }
+  if (g != globals_.end()) throw Abort{};  // poisoned without a recorded error: already reported
   if (m_.find(name)) return Val::named(Val::Kind::Function, name);
   if (name == "torch") return Val::named(Val::Kind::Module, "torch");
   if (name == "F") return Val::named(Val::Kind::Module, "F");
@@ -233,6 +284,15 @@ Val Lowerer::lookup(const std::string& name, const Span& at) {
       "print", "enumerate", "zip",  "list", "tuple", "round", "isinstance", "sum"};
   for (const char* b : builtins) {
     if (name == b) return Val::named(Val::Kind::Builtin, name);
+  }
+  auto imported = m_.imports.find(name);
+  if (imported != m_.imports.end()) {
+    const std::string& mod = imported->second;
+    if (mod == "torch.nn.functional") return Val::named(Val::Kind::Module, "F");
+    if (mod == "torch" || mod == "torch.nn" || mod == "math" || mod == "typing")
+      return Val::named(Val::Kind::Module, mod);
+    fail(at, "'" + name + "' is '" + mod + "', which Kiln does not support",
+         "a script may use torch, torch.nn.functional (F), math and typing");
   }
   std::vector<std::string> known;
   if (!frames_.empty()) {
@@ -273,6 +333,12 @@ void Lowerer::exec_block(const std::vector<StmtPtr>& body) {
       if (frames_.size() > 1) throw;
     }
   }
+}
+
+void Lowerer::report_deferred(const FunctionDef& fn) {
+  if (fn.deferred.empty()) return;
+  for (const Diagnostic& d : fn.deferred) diags_.add(d);
+  throw Abort{};
 }
 
 void Lowerer::poison_targets(const Expr& target) {

@@ -32,8 +32,27 @@ FunctionDef Parser::parse_def() {
   expect_op("(", "after the function name");
   while (!at_op(")")) {
     Param p;
+    if (at_op("/")) {  // positional-only marker: binding by position works already
+      take();
+      if (!accept_op(",")) break;
+      continue;
+    }
     if (at_op("*") || at_op("**")) {
-      error(cur().span, "*args and **kwargs parameters are not supported yet");
+      Span star = take().span;
+      if (at_op(",") || at_op(")")) {  // bare `*`: the parameters after it are keyword-only
+        if (!accept_op(",")) break;
+        continue;
+      }
+      // `*args` / `**kwargs`: Python syntax that Kiln cannot bind yet. The error
+      // is reported only when this def is compiled (chosen or called).
+      Span name = cur().span;
+      expect_name("a parameter name");
+      if (accept_op(":")) parse_test();
+      f.deferred.push_back({{star.line, star.col, name.end_line, name.end_col},
+                            "*args and **kwargs parameters are not supported yet",
+                            ""});
+      if (!accept_op(",")) break;
+      continue;
     }
     p.span = cur().span;
     p.name = expect_name("a parameter name");
@@ -178,9 +197,31 @@ StmtPtr Parser::parse_small() {
     return s;
   }
   if (at_kw("import") || at_kw("from")) {
-    // import a.b as c / from a import b, c — nothing to run.
+    // import a.b as c / from a import b, c — nothing to run; the names it
+    // binds are kept for messages ("'np' is the module 'numpy' ...").
+    auto s = stmt(StmtKind::Import, b);
+    std::string from;
+    if (accept_kw("from")) {
+      while (at(Tok::Name) || at_op(".")) from += take().text;
+      if (!accept_kw("import")) error(cur().span, "expected 'import', got " + describe(cur()));
+    } else {
+      take();
+    }
+    bool paren = accept_op("(");
+    while (at(Tok::Name) || at_op("*")) {
+      std::string path;
+      while (at(Tok::Name) || at_op(".") || at_op("*")) path += take().text;
+      std::string bound = path.substr(0, path.find('.'));
+      if (accept_kw("as"))
+        bound = expect_name("a name after 'as'");
+      else if (!from.empty())
+        bound = path;
+      s->imports.push_back({bound, from.empty() ? path : from + "." + path});
+      if (!accept_op(",")) break;
+    }
+    if (paren) expect_op(")", "to close the import list");
     while (!at(Tok::Newline) && !at(Tok::End) && !at_op(";")) take();
-    return stmt(StmtKind::Import, b);
+    return s;
   }
   if (accept_kw("assert")) {
     auto s = stmt(StmtKind::Assert, b);

@@ -314,9 +314,17 @@ ExprPtr Parser::parse_atom() {
     }
     case Tok::String: {
       auto e = make(ExprKind::Str, b);
+      bool fstring = tok.ival == 1;
       e->name = take().text;
-      while (at(Tok::String)) e->name += take().text;  // implicit concatenation
+      while (at(Tok::String)) {  // implicit concatenation
+        fstring = fstring || cur().ival == 1;
+        e->name += take().text;
+      }
       e->span = span_from(b);
+      if (fstring) {  // parsed so that unreached code may hold them
+        e->kind = ExprKind::Unsupported;
+        e->name = "f-strings";
+      }
       return e;
     }
     case Tok::Keyword: {

@@ -27,7 +27,7 @@ class Parser {
         if (cur().kind == Tok::Indent) {
           error(cur().span, "unexpected indent");
         }
-        if (cur().is_op("@") || cur().is_kw("def")) {
+        if (starts_def()) {
           FunctionDef f = parse_def();
           // A later `def` of the same name rebinds it, as in Python: the
           // last definition is the one --fn and calls see.
@@ -35,9 +35,23 @@ class Parser {
           m.functions.push_back(std::move(f));
           continue;
         }
-        StmtPtr s = parse_statement();
-        if (s && s->kind != StmtKind::Import && !is_docstring(*s))
-          m.globals.push_back(std::move(s));
+        // Any other top-level statement (a class, `if __name__ == ...`, an
+        // import) matters only if the chosen def reaches it, and it may use
+        // Python syntax this parser does not know: when it does not parse, it
+        // is skipped silently (with its indented block) instead of failing
+        // the file. Defs are still parsed strictly.
+        size_t errors = diags_.count();
+        try {
+          StmtPtr s = parse_statement();
+          if (diags_.count() == errors && s && s->kind == StmtKind::Import) {
+            for (const auto& [bound, module] : s->imports) m.imports[bound] = module;
+          } else if (diags_.count() == errors && s && !is_docstring(*s)) {
+            m.globals.push_back(std::move(s));
+          }
+        } catch (const SyntaxAbort&) {
+          recover();
+        }
+        diags_.take_from(errors);
       } catch (const SyntaxAbort&) {
         recover();
       }
@@ -184,6 +198,15 @@ class Parser {
   }
 
   // --- definitions ------------------------------------------------------------------
+  // At `def` or at decorators followed by `def` (not by `class`).
+  bool starts_def() const {
+    size_t i = pos_;
+    while (i < t_.size() && t_[i].is_op("@")) {
+      while (i < t_.size() && t_[i].kind != Tok::Newline && t_[i].kind != Tok::End) ++i;
+      if (i < t_.size() && t_[i].kind == Tok::Newline) ++i;
+    }
+    return i < t_.size() && t_[i].is_kw("def");
+  }
   FunctionDef parse_def();
   std::vector<StmtPtr> parse_block(const char* context);
 

@@ -243,6 +243,7 @@ Attr parse_value(const std::string& name, const std::string& text, ParamKind kin
       return out;
     }
     case ParamKind::Tensor:
+      if (trim(text) == "none" || trim(text) == "None") return Attr();  // Optional[Tensor]
       throw Error("input '" + name +
                   "' is a tensor; give PATH.npy or a generator such as "
                   "randn:f32:2x3, not '" +

@@ -135,6 +135,7 @@ Bound bind_graph(const Program& p, const std::string& fn, const std::vector<Inpu
 }
 
 bool is_tensor_spec(const ScriptParam& p, const std::string& spec) {
+  if (spec == "none" || spec == "None") return false;  // None for an Optional[Tensor]
   if (p.kind == ParamKind::Tensor) return true;
   if (p.kind != ParamKind::Other) return false;
   // An Optional[Tensor] or other unknown annotation: a generator or .npy means a tensor.

@@ -27,10 +27,10 @@ enum class ParamKind { Tensor, Int, Float, Bool, Str, IntList, FloatList, Other 
 struct ParamInfo {
   std::string name;
   ParamKind kind = ParamKind::Tensor;
-  std::string annotation;                  // as written, e.g. "Tensor[f32, N, 784]", "int"
+  std::string annotation;            // as written, e.g. "Tensor[f32, N, 784]", "int"
   std::optional<ir::TensorType> declared;  // from a Kiln annotation (dtype, maybe symbolic dims)
   bool has_default = false;
-  ir::AttrValue default_value;  // valid when has_default
+  ir::AttrValue default_value;       // valid when has_default
 };
 
 struct FunctionInfo {

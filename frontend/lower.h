@@ -246,6 +246,8 @@ class Lowerer {
   // (functionalized in-place update); returns the updated Val.
   Val mutate(const Expr* receiver, const Val& self, ir::Value* new_value, const Span& at);
   void poison_targets(const Expr& target);
+  // After `s` failed: poisons the names it assigns or mutates.
+  void poison_changed(const Stmt& s);
 
   Val lookup(const std::string& name, const Span& at);
   // Reports `fn`'s deferred errors (FunctionDef::deferred), if any, and aborts.

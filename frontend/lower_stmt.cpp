@@ -134,6 +134,8 @@ void Lowerer::check_loop_length(int64_t n, const Span& at) {
 }
 
 void Lowerer::count_iteration(const Span& at) {
+  // Reported once: the enclosing loops would each report it again.
+  if (unrolled_ > budgets_.unrolled_iterations) throw Abort{};
   if (++unrolled_ > budgets_.unrolled_iterations) {
     fail(at, "loops unroll to more than " + std::to_string(budgets_.unrolled_iterations) +
                  " iterations in all; the script is too big to compile" +
@@ -331,6 +333,10 @@ void Lowerer::exec_block(const std::vector<StmtPtr>& body) {
       // Inside an inlined call the caller's statement fails as a whole; at
       // the top level we go on with the next statement to find more errors.
       if (frames_.size() > 1) throw;
+      // Names the statement would have changed are poisoned, so that their
+      // later uses stay silent instead of reporting knock-on errors (an empty
+      // list after a failed `parts.append(...)`).
+      poison_changed(*s);
     }
   }
 }
@@ -341,7 +347,38 @@ void Lowerer::report_deferred(const FunctionDef& fn) {
   throw Abort{};
 }
 
+void Lowerer::poison_changed(const Stmt& s) {
+  switch (s.kind) {
+    case StmtKind::Expr: {
+      // `parts.append(x)`, `x.add_(1).mul_(2)`: the receiver at the root.
+      const Expr* e = s.value.get();
+      while (e &&
+             (e->kind == ExprKind::Call || e->kind == ExprKind::Attribute ||
+              e->kind == ExprKind::Subscript) &&
+             !e->items.empty()) {
+        e = e->items[0].get();
+      }
+      if (e && e->kind == ExprKind::Name && frame().vars.count(e->name)) poison_targets(*e);
+      return;
+    }
+    case StmtKind::Assign:
+    case StmtKind::AnnAssign:
+    case StmtKind::AugAssign:
+      for (const ExprPtr& t : s.targets) poison_targets(*t);
+      return;
+    default:
+      return;
+  }
+}
+
 void Lowerer::poison_targets(const Expr& target) {
+  if (target.kind == ExprKind::Subscript) {
+    // `x[i] = v` that failed: x is not what the code after it expects.
+    const Expr* e = &target;
+    while (e->kind == ExprKind::Subscript && !e->items.empty()) e = e->items[0].get();
+    if (e->kind == ExprKind::Name && frame().vars.count(e->name)) poison_targets(*e);
+    return;
+  }
   if (target.kind == ExprKind::Name) {
     Val p;
     p.kind = Val::Kind::Poison;
@@ -456,7 +493,11 @@ void Lowerer::exec(const Stmt& s) {
       for (const Val& item : items) {
         count_iteration(s.value->span);
         store(*s.targets[0], item, s.targets[0]->span);
+        size_t errors = diags_.count();
         exec_block(s.body);
+        // An error in the body would repeat in every later iteration, and
+        // the names it poisoned would make them meaningless: stop unrolling.
+        if (diags_.count() > errors) throw Abort{};
         Frame& f = frame();
         f.continued = false;
         if (f.broke) {

@@ -297,7 +297,14 @@ ExprPtr Parser::parse_target_list() {
 std::shared_ptr<Module> parse(std::shared_ptr<const SourceFile> file, Diagnostics& diags) {
   auto m = std::make_shared<Module>();
   m->file = file;
-  parser_detail::Parser p(tokenize(*file, diags), diags);
+  std::vector<Token> tokens = tokenize(*file, diags);
+  // A TabError ends the run as in CPython: the blocks after it are guesses,
+  // and parsing them would only add follow-on errors ("expected an indented
+  // block", "unexpected indent").
+  for (const Diagnostic& d : diags.list()) {
+    if (d.message.rfind("TabError", 0) == 0) return m;
+  }
+  parser_detail::Parser p(std::move(tokens), diags);
   p.parse_module(*m);
   return m;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "frontend/lower.h"
+#include "frontend/pytorch_names.h"
 #include "frontend/scalar_ops.h"
 
 namespace kiln::frontend {
@@ -334,11 +335,10 @@ Val Lowerer::attribute(const Val& base, const std::string& name, const Expr& e) 
       }
       unsigned sp = path == "torch" ? kTorch : path == "F" ? kF : path == "math" ? kMath : 0u;
       if (sp && find_op(sp, name)) return Val::named(Val::Kind::Builtin, path + "." + name);
-      std::string shown = path == "F" ? "torch.nn.functional" : path;
-      std::string near = sp ? nearest_name(name, op_names(sp)) : "";
-      fail(at, "'" + shown + "' has no function '" + name + "'" +
-                   (near.empty() ? std::string(" that Kiln supports")
-                                 : "; did you mean '" + near + "'?"));
+      std::string note;
+      std::string msg =
+          missing_name_message(path, name, sp ? op_names(sp) : std::vector<std::string>{}, note);
+      fail(at, msg, note);
     }
     case Val::Kind::Tensor: {
       ir::Value* t = base.value;
@@ -371,10 +371,9 @@ Val Lowerer::attribute(const Val& base, const std::string& name, const Expr& e) 
         m.receiver = e.items[0].get();
         return m;
       }
-      std::string near = nearest_name(name, op_names(kMethod));
-      fail(at, "tensor has no method or attribute '" + name + "'" +
-                   (near.empty() ? std::string(" that Kiln supports")
-                                 : "; did you mean '" + near + "'?"));
+      std::string note;
+      std::string msg = missing_name_message("Tensor", name, op_names(kMethod), note);
+      fail(at, msg, note);
     }
     case Val::Kind::Tuple:
       // torch.max(x, 1).values / .indices (a named tuple in PyTorch)

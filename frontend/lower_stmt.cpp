@@ -293,6 +293,14 @@ Val Lowerer::lookup(const std::string& name, const Span& at) {
     if (mod == "torch.nn.functional") return Val::named(Val::Kind::Module, "F");
     if (mod == "torch" || mod == "torch.nn" || mod == "math" || mod == "typing")
       return Val::named(Val::Kind::Module, mod);
+    // `from torch import relu`, `from torch.nn.functional import gelu`, `from math import sqrt`
+    size_t dot = mod.rfind('.');
+    if (dot != std::string::npos) {
+      std::string parent = mod.substr(0, dot), fn = mod.substr(dot + 1);
+      if (parent == "torch.nn.functional") parent = "F";
+      unsigned sp = parent == "torch" ? kTorch : parent == "F" ? kF : parent == "math" ? kMath : 0u;
+      if (sp && find_op(sp, fn)) return Val::named(Val::Kind::Builtin, parent + "." + fn);
+    }
     fail(at, "'" + name + "' is '" + mod + "', which Kiln does not support",
          "a script may use torch, torch.nn.functional (F), math and typing");
   }

@@ -50,6 +50,20 @@ def calls_helper(x: Tensor) -> Tensor:
     return helper(x) + 1
 
 
+from math import sqrt
+from torch import relu
+from torch.nn.functional import gelu
+from scipy.special import erf
+
+
+def from_imports(x: Tensor) -> Tensor:
+    return relu(x) * sqrt(4.0) + gelu(x) + nn.functional.relu(x)
+
+
+def uses_scipy(x: Tensor) -> Tensor:
+    return erf(x)
+
+
 if __name__ == "__main__":
     x = torch.randn(3)
     print(f"{f(x)!r}", *[1, 2], sep="")

@@ -51,7 +51,7 @@ struct Val {
   };
   Kind kind = Kind::None;
   ir::Value* value = nullptr;  // Tensor
-  int64_t storage = 0;         // Tensor alias class
+  int64_t storage = 0;         // Tensor alias class; List identity (0: a temporary)
   int64_t i = 0;
   double f = 0;
   std::string s;
@@ -117,6 +117,7 @@ std::string kind_name(const Val& v);
 struct Arg {
   Val val;
   Span span;
+  const Expr* expr = nullptr;  // as written, when an in-place flag must update it
 };
 
 struct CallArgs {
@@ -236,6 +237,18 @@ class Lowerer {
   Val call_value(const Val& callee, const CallArgs& args, const Expr* callee_expr);
   Val call_builtin(const std::string& name, const CallArgs& args);
   Val call_function(const FunctionDef& fn, const CallArgs& args);
+  // torch.jit.annotate / is_scripting / is_tracing, torch.finfo / iinfo (lower_builtins.cpp).
+  Val call_torch_builtin(const std::string& name, const CallArgs& args);
+  // finfo(dtype).eps and friends; `info` is what call_torch_builtin returned.
+  Val type_info_attr(const Val& info, const std::string& name, const Span& at);
+
+  // --- lists (lower_list.cpp) ------------------------------------------------------------
+  // Python lists are mutable and shared: every list bound to a name has an
+  // identity (`storage`), and a method that changes it (`append`, ...)
+  // updates every variable holding that list, in every frame.
+  Val with_identity(Val v);  // a list without an identity gets a fresh one
+  Val call_list_method(const Val& method, const CallArgs& args);
+  void update_list(const Val& list, std::vector<Val> items);
 
   // --- statements (lower_stmt.cpp) --------------------------------------------------------
   void exec_block(const std::vector<StmtPtr>& body);

@@ -229,8 +229,8 @@ Val Lowerer::eval(const Expr& e) {
           items.push_back(eval(*item));
         }
       }
-      return Val::tuple(std::move(items),
-                        e.kind == ExprKind::Tuple ? Val::Kind::Tuple : Val::Kind::List);
+      if (e.kind == ExprKind::Tuple) return Val::tuple(std::move(items));
+      return with_identity(Val::tuple(std::move(items), Val::Kind::List));
     }
     case ExprKind::Attribute:
       return attribute(eval(*e.items[0]), e.name, e);
@@ -306,6 +306,14 @@ Val Lowerer::attribute(const Val& base, const std::string& name, const Expr& e) 
       throw Abort{};
     case Val::Kind::Module: {
       std::string path = base.s;
+      if (path == "torch.finfo" || path == "torch.iinfo") return type_info_attr(base, name, at);
+      if (path == "torch.jit" &&
+          (name == "annotate" || name == "is_scripting" || name == "is_tracing")) {
+        return Val::named(Val::Kind::Builtin, path + "." + name);
+      }
+      if (path == "torch" && (name == "finfo" || name == "iinfo")) {
+        return Val::named(Val::Kind::Builtin, path + "." + name);
+      }
       if (path == "torch" && name == "nn") return Val::named(Val::Kind::Module, "torch.nn");
       if (path == "torch.nn" && name == "functional") return Val::named(Val::Kind::Module, "F");
       if (path == "torch" && name == "jit") return Val::named(Val::Kind::Module, "torch.jit");
@@ -366,6 +374,13 @@ Val Lowerer::attribute(const Val& base, const std::string& name, const Expr& e) 
                    (near.empty() ? std::string(" that Kiln supports")
                                  : "; did you mean '" + near + "'?"));
     }
+    case Val::Kind::List:
+      if (name == "append" || name == "extend" || name == "insert" || name == "pop") {
+        Val m = Val::named(Val::Kind::Method, name);
+        m.items.push_back(base);
+        return m;
+      }
+      break;
     case Val::Kind::Tuple:
       // torch.max(x, 1).values / .indices (a named tuple in PyTorch)
       if (base.items.size() == 2 && (name == "values" || name == "indices")) {

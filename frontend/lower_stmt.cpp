@@ -221,6 +221,7 @@ Val Lowerer::lookup(const std::string& name, const Span& at) {
   if (m_.find(name)) return Val::named(Val::Kind::Function, name);
   if (name == "torch") return Val::named(Val::Kind::Module, "torch");
   if (name == "F") return Val::named(Val::Kind::Module, "F");
+  if (name == "nn") return Val::named(Val::Kind::Module, "torch.nn");  // import torch.nn as nn
   if (name == "math") return Val::named(Val::Kind::Module, "math");
   if (name == "typing") return Val::named(Val::Kind::Module, "typing");
   static const char* const types[] = {"Tensor", "List", "Optional", "Tuple",
@@ -249,6 +250,7 @@ Val Lowerer::lookup(const std::string& name, const Span& at) {
 
 Val Lowerer::run(const FunctionDef& fn, Frame top) {
   top.fn = &fn;
+  for (auto& [name, v] : top.vars) v = with_identity(v);
   frames_.push_back(std::move(top));
   // The frame must go on every exit: an Abort from an inlined call unwinds to
   // the caller's statement, which decides by frames_.size() whether it is at
@@ -338,6 +340,11 @@ void Lowerer::exec(const Stmt& s) {
         Val rhs = eval(*s.value);
         Span at = s.span;
         Val result = binary(s.op, old, rhs, at);
+        if (old.kind == Val::Kind::List && s.op == "+") {
+          // `xs += ys` extends xs in place: aliases of the list see it too.
+          update_list(old, result.items);
+          if (target.kind == ExprKind::Name) return;
+        }
         if (old.is_tensor() && result.is_tensor()) {
           // `x += y` updates x in place (PyTorch keeps x's dtype and shape).
           if (target.kind == ExprKind::Name) {
@@ -440,7 +447,7 @@ void Lowerer::store(const Expr& target, const Val& v, const Span& at) {
       if (x.is_tensor() && x.value->name().empty() && x.value->producer()) {
         x.value->set_name(target.name);
       }
-      frame().vars[target.name] = x;
+      frame().vars[target.name] = with_identity(x);
       return;
     }
     case ExprKind::Tuple:

@@ -249,6 +249,7 @@ class Lowerer {
   Val with_identity(Val v);  // a list without an identity gets a fresh one
   Val call_list_method(const Val& method, const CallArgs& args);
   void update_list(const Val& list, std::vector<Val> items);
+  void set_list_item(const Val& list, const Expr& index, const Val& v);  // xs[i] = v
 
   // --- statements (lower_stmt.cpp) --------------------------------------------------------
   void exec_block(const std::vector<StmtPtr>& body);

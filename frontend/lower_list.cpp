@@ -51,6 +51,25 @@ void Lowerer::update_list(const Val& list, std::vector<Val> items) {
   for (auto& [name, v] : globals_) replace_items(v, list.storage, items);
 }
 
+void Lowerer::set_list_item(const Val& list, const Expr& index, const Val& v) {
+  if (index.kind == ExprKind::Slice)
+    fail(index.span, "slice assignment on a list is not supported yet");
+  Val k = eval(index);
+  if (k.kind != Val::Kind::Int && k.kind != Val::Kind::Bool) {
+    if (k.kind == Val::Kind::SymDim) constant(k, index.span);
+    fail(index.span, "list indices must be integers, got " + kind_name(k));
+  }
+  int64_t n = int64_t(list.items.size());
+  int64_t i = k.i < 0 ? k.i + n : k.i;
+  if (i < 0 || i >= n) {
+    fail(index.span, "list assignment index " + std::to_string(k.i) +
+                         " is out of range for a list of length " + std::to_string(n));
+  }
+  std::vector<Val> items = list.items;
+  items[size_t(i)] = v;
+  update_list(list, std::move(items));
+}
+
 Val Lowerer::call_list_method(const Val& method, const CallArgs& args) {
   const Val& self = method.items[0];
   const std::string& name = method.s;

@@ -466,6 +466,10 @@ void Lowerer::store(const Expr& target, const Val& v, const Span& at) {
     }
     case ExprKind::Subscript: {
       Val base = eval(*target.items[0]);
+      if (base.kind == Val::Kind::List) {
+        set_list_item(base, *target.items[1], v);
+        return;
+      }
       if (!base.is_tensor()) {
         fail(target.span, "item assignment on a " + kind_name(base) + " is not supported yet");
       }

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -248,7 +249,15 @@ class Lowerer {
   // updates every variable holding that list, in every frame.
   Val with_identity(Val v);  // a list without an identity gets a fresh one
   Val call_list_method(const Val& method, const CallArgs& args);
-  void update_list(const Val& list, std::vector<Val> items);
+  // Calls `edit` on the items of the list in every variable that holds it.
+  void change_list(const Val& list, const std::function<void(std::vector<Val>&)>& edit);
+  const std::vector<Val>& current_items(const Val& list) const;
+  // Records that `item` is now held inside another value (a list in a tuple,
+  // a list of lists, a bound method): changes to it must then search values,
+  // not only variables.
+  void note_nested(const Val& item);
+  // `xs.append` for a list variable, without copying the list's items.
+  std::optional<Val> list_method_of(const Expr& e);
   void set_list_item(const Val& list, const Expr& index, const Val& v);  // xs[i] = v
 
   // --- statements (lower_stmt.cpp) --------------------------------------------------------
@@ -301,7 +310,8 @@ class Lowerer {
   std::vector<Frame> frames_;
   std::map<std::string, Val> globals_;
   int64_t next_storage_ = 1;
-  int depth_ = 0;  // open Nesting levels
+  std::set<int64_t> nested_lists_;  // identities of lists held inside other values
+  int depth_ = 0;                   // open Nesting levels
   CompileBudgets budgets_ = CompileBudgets::from_env();
   int64_t unrolled_ = 0;  // loop iterations unrolled so far
 };

@@ -227,12 +227,14 @@ Val Lowerer::eval(const Expr& e) {
           items.insert(items.end(), inner.items.begin(), inner.items.end());
         } else {
           items.push_back(eval(*item));
+          note_nested(items.back());
         }
       }
       if (e.kind == ExprKind::Tuple) return Val::tuple(std::move(items));
       return with_identity(Val::tuple(std::move(items), Val::Kind::List));
     }
     case ExprKind::Attribute:
+      if (std::optional<Val> m = list_method_of(e)) return *m;
       return attribute(eval(*e.items[0]), e.name, e);
     case ExprKind::Call:
       return call(e);

@@ -8,28 +8,44 @@
 // list() or bound to a name), and a mutating method rewrites every Val with
 // that identity in every frame. A list without an identity is a temporary
 // nobody else can see, so changing it changes nothing observable.
+//
+// Cost: `xs.append(x)` in a loop must stay linear, so the items are edited in
+// place, `xs.append` on a variable does not copy the list, and values are
+// searched (lists inside tuples and lists) only for a list that was ever put
+// inside one (nested_lists_); otherwise only the variables are looked at. A
+// bound method keeps a stale copy of its list and reads the current items by
+// identity when called.
+#include <functional>
+
 #include "frontend/lower.h"
 
 namespace kiln::frontend {
 
 namespace {
 
-// Replaces the items of every list with identity `id` inside `v`.
-void replace_items(Val& v, int64_t id, const std::vector<Val>& items) {
+bool is_list_method(const std::string& name) {
+  return name == "append" || name == "extend" || name == "insert" || name == "pop";
+}
+
+// Calls `edit` on the items of every list with identity `id` inside `v`.
+void edit_lists(Val& v, int64_t id, const std::function<void(std::vector<Val>&)>& edit) {
   if (v.kind == Val::Kind::List && v.storage == id) {
-    v.items = items;
+    edit(v.items);
     return;
   }
-  if (v.is_seq() || v.kind == Val::Kind::Method) {
-    for (Val& item : v.items) replace_items(item, id, items);
+  if (v.is_seq()) {
+    for (Val& item : v.items) {
+      if (item.is_seq()) edit_lists(item, id, edit);
+    }
   }
 }
 
 // The list with identity `id` inside `v`, if any.
 const Val* find_list(const Val& v, int64_t id) {
   if (v.kind == Val::Kind::List && v.storage == id) return &v;
-  if (v.is_seq() || v.kind == Val::Kind::Method) {
+  if (v.is_seq()) {
     for (const Val& item : v.items) {
+      if (!item.is_seq()) continue;
       if (const Val* found = find_list(item, id)) return found;
     }
   }
@@ -43,12 +59,66 @@ Val Lowerer::with_identity(Val v) {
   return v;
 }
 
-void Lowerer::update_list(const Val& list, std::vector<Val> items) {
-  if (list.storage == 0) return;  // a temporary: nobody sees the change
-  for (Frame& f : frames_) {
-    for (auto& [name, v] : f.vars) replace_items(v, list.storage, items);
+void Lowerer::note_nested(const Val& item) {
+  if (item.kind == Val::Kind::List && item.storage != 0) nested_lists_.insert(item.storage);
+}
+
+std::optional<Val> Lowerer::list_method_of(const Expr& e) {
+  if (e.kind != ExprKind::Attribute || e.items[0]->kind != ExprKind::Name ||
+      !is_list_method(e.name) || frames_.empty()) {
+    return std::nullopt;
   }
-  for (auto& [name, v] : globals_) replace_items(v, list.storage, items);
+  auto it = frame().vars.find(e.items[0]->name);
+  if (it == frame().vars.end() || it->second.kind != Val::Kind::List || !it->second.storage) {
+    return std::nullopt;
+  }
+  // `self` carries only the identity: current_items() finds the items.
+  Val self;
+  self.kind = Val::Kind::List;
+  self.storage = it->second.storage;
+  Val m = Val::named(Val::Kind::Method, e.name);
+  m.items.push_back(self);
+  return m;
+}
+
+const std::vector<Val>& Lowerer::current_items(const Val& list) const {
+  // `list` may be a copy taken before its arguments were evaluated
+  // (`xs.append(xs.pop())`), or carry only the identity: the variables hold
+  // the list as it is now.
+  if (list.storage != 0) {
+    bool nested = nested_lists_.count(list.storage) > 0;
+    auto find = [&](const Val& v) -> const Val* {
+      if (v.kind == Val::Kind::List && v.storage == list.storage) return &v;
+      return nested ? find_list(v, list.storage) : nullptr;
+    };
+    for (const Frame& f : frames_) {
+      for (const auto& [n, v] : f.vars) {
+        if (const Val* now = find(v)) return now->items;
+      }
+    }
+    for (const auto& [n, v] : globals_) {
+      if (const Val* now = find(v)) return now->items;
+    }
+  }
+  return list.items;
+}
+
+void Lowerer::change_list(const Val& list, const std::function<void(std::vector<Val>&)>& edit) {
+  if (list.storage == 0) return;  // a temporary: nobody sees the change
+  // Edited in place, and values are searched only for a list that was ever
+  // put inside one, so that appending in a loop stays linear.
+  bool nested = nested_lists_.count(list.storage) > 0;
+  auto visit = [&](Val& v) {
+    if (v.kind == Val::Kind::List && v.storage == list.storage) {
+      edit(v.items);
+    } else if (nested) {
+      edit_lists(v, list.storage, edit);
+    }
+  };
+  for (Frame& f : frames_) {
+    for (auto& [name, v] : f.vars) visit(v);
+  }
+  for (auto& [name, v] : globals_) visit(v);
 }
 
 void Lowerer::set_list_item(const Val& list, const Expr& index, const Val& v) {
@@ -59,15 +129,14 @@ void Lowerer::set_list_item(const Val& list, const Expr& index, const Val& v) {
     if (k.kind == Val::Kind::SymDim) constant(k, index.span);
     fail(index.span, "list indices must be integers, got " + kind_name(k));
   }
-  int64_t n = int64_t(list.items.size());
+  int64_t n = int64_t(current_items(list).size());
   int64_t i = k.i < 0 ? k.i + n : k.i;
   if (i < 0 || i >= n) {
     fail(index.span, "list assignment index " + std::to_string(k.i) +
                          " is out of range for a list of length " + std::to_string(n));
   }
-  std::vector<Val> items = list.items;
-  items[size_t(i)] = v;
-  update_list(list, std::move(items));
+  note_nested(v);
+  change_list(list, [&](std::vector<Val>& items) { items[size_t(i)] = v; });
 }
 
 Val Lowerer::call_list_method(const Val& method, const CallArgs& args) {
@@ -95,40 +164,37 @@ Val Lowerer::call_list_method(const Val& method, const CallArgs& args) {
     }
     return v.i;
   };
-  // The arguments are evaluated after `self` was looked up and may have
-  // changed the list (`xs.append(xs.pop())`): start from its current items.
-  std::vector<Val> items = self.items;
-  if (self.storage != 0) {
-    for (const Frame& f : frames_) {
-      for (const auto& [n, v] : f.vars) {
-        if (const Val* now = find_list(v, self.storage)) items = now->items;
-      }
-    }
-  }
+  const std::vector<Val>& items = current_items(self);
+  const int64_t n = int64_t(items.size());
+  std::function<void(std::vector<Val>&)> edit;
   Val result = Val::none();
   if (name == "append") {
     want(1, 1);
-    check_sequence_length(__int128(items.size()) + 1, args.callee);
-    items.push_back(args.positional[0].val);
+    check_sequence_length(__int128(n) + 1, args.callee);
+    const Val& x = args.positional[0].val;
+    note_nested(x);
+    edit = [&](std::vector<Val>& v) { v.push_back(x); };
   } else if (name == "extend") {
     want(1, 1);
     const Val& more = args.positional[0].val;
     if (!more.is_seq()) {
       fail(args.positional[0].span, fn + "() needs a list or tuple here, got " + kind_name(more));
     }
-    check_sequence_length(__int128(items.size()) + __int128(more.items.size()), args.callee);
-    items.insert(items.end(), more.items.begin(), more.items.end());
+    check_sequence_length(__int128(n) + __int128(more.items.size()), args.callee);
+    for (const Val& x : more.items) note_nested(x);
+    edit = [&](std::vector<Val>& v) { v.insert(v.end(), more.items.begin(), more.items.end()); };
   } else if (name == "insert") {
     want(2, 2);
     // Python clamps the position into [0, len].
-    int64_t n = int64_t(items.size()), i = index_arg(0);
+    int64_t i = index_arg(0);
     if (i < 0) i = std::max<int64_t>(i + n, 0);
     i = std::min(i, n);
-    check_sequence_length(__int128(items.size()) + 1, args.callee);
-    items.insert(items.begin() + i, args.positional[1].val);
+    check_sequence_length(__int128(n) + 1, args.callee);
+    const Val& x = args.positional[1].val;
+    note_nested(x);
+    edit = [&, i](std::vector<Val>& v) { v.insert(v.begin() + i, x); };
   } else if (name == "pop") {
     want(0, 1);
-    int64_t n = int64_t(items.size());
     if (n == 0) fail(args.callee, "pop from an empty list");
     int64_t given = args.positional.empty() ? -1 : index_arg(0);
     int64_t i = given < 0 ? given + n : given;
@@ -138,11 +204,11 @@ Val Lowerer::call_list_method(const Val& method, const CallArgs& args) {
                                         std::to_string(n));
     }
     result = items[size_t(i)];
-    items.erase(items.begin() + i);
+    edit = [i](std::vector<Val>& v) { v.erase(v.begin() + i); };
   } else {
     fail(args.callee, "list has no method '" + name + "' that Kiln supports");
   }
-  update_list(self, std::move(items));
+  change_list(self, edit);
   return result;
 }
 

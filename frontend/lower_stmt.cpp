@@ -342,7 +342,7 @@ void Lowerer::exec(const Stmt& s) {
         Val result = binary(s.op, old, rhs, at);
         if (old.kind == Val::Kind::List && s.op == "+") {
           // `xs += ys` extends xs in place: aliases of the list see it too.
-          update_list(old, result.items);
+          change_list(old, [&](std::vector<Val>& items) { items = result.items; });
           if (target.kind == ExprKind::Name) return;
         }
         if (old.is_tensor() && result.is_tensor()) {

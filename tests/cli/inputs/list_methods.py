@@ -66,3 +66,27 @@ def items(x: torch.Tensor) -> torch.Tensor:
     ys[-1].add_(5)
     xs[1] += 1
     return torch.stack(ys)
+
+
+# A bound method reads its list's current items when called.
+def bound(x: torch.Tensor) -> torch.Tensor:
+    xs = [x]
+    app = xs.append
+    holder = (xs, [xs])
+    app(x + 1)
+    xs.pop(0)
+    holder[1][0].append(x + 2)
+    app(x + 3)
+    return torch.cat(xs + holder[0] + [torch.tensor([float(len(holder[1][0]))])])
+
+
+# 128000 appends in unrolled loops: linear time, not quadratic (this took
+# minutes when every append copied the list).
+def many(x: torch.Tensor) -> torch.Tensor:
+    ns = []
+    ms = []
+    for a in range(64):
+        for t in range(1000):
+            ns.append(t)
+            ms.append(a)
+    return x + len(ns) + len(ms) + ns[-1] + ms[-1]

@@ -252,10 +252,14 @@ class Lowerer {
   // Calls `edit` on the items of the list in every variable that holds it.
   void change_list(const Val& list, const std::function<void(std::vector<Val>&)>& edit);
   const std::vector<Val>& current_items(const Val& list) const;
-  // Records that `item` is now held inside another value (a list in a tuple,
-  // a list of lists, a bound method): changes to it must then search values,
-  // not only variables.
+  // Records that `item` (a list, or a tensor's alias class) is now held
+  // inside another value (a list in a tuple, a tensor in a list): changes to
+  // it must then search values, not only variables.
   void note_nested(const Val& item);
+  void note_items(const Val& seq);  // note_nested for every item, recursively
+  // An in-place update of `old` seen through lists and tuples holding the
+  // same tensor (and, with `vars`, through variables holding it too).
+  void rebind_items(const Val& old, const Val& now, const Span& at, bool vars);
   // `xs.append` for a list variable, without copying the list's items.
   std::optional<Val> list_method_of(const Expr& e);
   void set_list_item(const Val& list, const Expr& index, const Val& v);  // xs[i] = v
@@ -310,8 +314,8 @@ class Lowerer {
   std::vector<Frame> frames_;
   std::map<std::string, Val> globals_;
   int64_t next_storage_ = 1;
-  std::set<int64_t> nested_lists_;  // identities of lists held inside other values
-  int depth_ = 0;                   // open Nesting levels
+  std::set<int64_t> nested_;  // list identities and tensor alias classes held inside values
+  int depth_ = 0;             // open Nesting levels
   CompileBudgets budgets_ = CompileBudgets::from_env();
   int64_t unrolled_ = 0;  // loop iterations unrolled so far
 };

@@ -12,7 +12,7 @@
 // Cost: `xs.append(x)` in a loop must stay linear, so the items are edited in
 // place, `xs.append` on a variable does not copy the list, and values are
 // searched (lists inside tuples and lists) only for a list that was ever put
-// inside one (nested_lists_); otherwise only the variables are looked at. A
+// inside one (nested_); otherwise only the variables are looked at. A
 // bound method keeps a stale copy of its list and reads the current items by
 // identity when called.
 #include <functional>
@@ -60,7 +60,47 @@ Val Lowerer::with_identity(Val v) {
 }
 
 void Lowerer::note_nested(const Val& item) {
-  if (item.kind == Val::Kind::List && item.storage != 0) nested_lists_.insert(item.storage);
+  if ((item.kind == Val::Kind::List || item.is_tensor()) && item.storage != 0) {
+    nested_.insert(item.storage);
+  }
+}
+
+void Lowerer::note_items(const Val& seq) {
+  for (const Val& item : seq.items) {
+    note_nested(item);
+    if (item.is_seq()) note_items(item);
+  }
+}
+
+void Lowerer::rebind_items(const Val& old, const Val& now, const Span& at, bool vars) {
+  auto update = [&](Val& v, const std::string& holder) {
+    if (v.value == old.value) {
+      v.value = now.value;
+      return;
+    }
+    fail(at,
+         "in-place update would also change '" + holder +
+             "', which holds a view of the same memory; this is not supported yet",
+         "use .clone() to make an independent copy first");
+  };
+  std::function<void(Val&, const std::string&)> walk = [&](Val& v, const std::string& holder) {
+    for (Val& item : v.items) {
+      if (item.is_seq()) {
+        walk(item, holder);
+      } else if (item.is_tensor() && item.storage == old.storage) {
+        update(item, holder);
+      }
+    }
+  };
+  bool nested = nested_.count(old.storage) > 0;
+  auto visit = [&](Val& v, const std::string& n) {
+    if (nested && v.is_seq()) walk(v, n);
+    if (vars && v.is_tensor() && v.storage == old.storage) update(v, n);
+  };
+  for (Frame& f : frames_) {
+    for (auto& [n, v] : f.vars) visit(v, n);
+  }
+  for (auto& [n, v] : globals_) visit(v, n);
 }
 
 std::optional<Val> Lowerer::list_method_of(const Expr& e) {
@@ -86,7 +126,7 @@ const std::vector<Val>& Lowerer::current_items(const Val& list) const {
   // (`xs.append(xs.pop())`), or carry only the identity: the variables hold
   // the list as it is now.
   if (list.storage != 0) {
-    bool nested = nested_lists_.count(list.storage) > 0;
+    bool nested = nested_.count(list.storage) > 0;
     auto find = [&](const Val& v) -> const Val* {
       if (v.kind == Val::Kind::List && v.storage == list.storage) return &v;
       return nested ? find_list(v, list.storage) : nullptr;
@@ -107,7 +147,7 @@ void Lowerer::change_list(const Val& list, const std::function<void(std::vector<
   if (list.storage == 0) return;  // a temporary: nobody sees the change
   // Edited in place, and values are searched only for a list that was ever
   // put inside one, so that appending in a loop stays linear.
-  bool nested = nested_lists_.count(list.storage) > 0;
+  bool nested = nested_.count(list.storage) > 0;
   auto visit = [&](Val& v) {
     if (v.kind == Val::Kind::List && v.storage == list.storage) {
       edit(v.items);

@@ -250,7 +250,10 @@ Val Lowerer::lookup(const std::string& name, const Span& at) {
 
 Val Lowerer::run(const FunctionDef& fn, Frame top) {
   top.fn = &fn;
-  for (auto& [name, v] : top.vars) v = with_identity(v);
+  for (auto& [name, v] : top.vars) {
+    if (v.is_seq()) note_items(v);
+    v = with_identity(v);
+  }
   frames_.push_back(std::move(top));
   // The frame must go on every exit: an Abort from an inlined call unwinds to
   // the caller's statement, which decides by frames_.size() whether it is at
@@ -447,6 +450,7 @@ void Lowerer::store(const Expr& target, const Val& v, const Span& at) {
       if (x.is_tensor() && x.value->name().empty() && x.value->producer()) {
         x.value->set_name(target.name);
       }
+      if (x.is_seq()) note_items(x);
       frame().vars[target.name] = with_identity(x);
       return;
     }
@@ -511,6 +515,14 @@ Val Lowerer::mutate(const Expr* receiver, const Val& self, ir::Value* new_value,
     return now;
   }
   if (receiver && receiver->kind == ExprKind::Subscript) {
+    // `xs[0].add_(1)` on a list: every other holder of that tensor sees it.
+    const Expr& base = *receiver->items[0];
+    if (base.kind == ExprKind::Name) {
+      auto it = frame().vars.find(base.name);
+      if (it != frame().vars.end() && it->second.kind == Val::Kind::List) {
+        rebind_items(self, now, at, true);
+      }
+    }
     store(*receiver, now, at);
     return now;
   }
@@ -532,6 +544,7 @@ void Lowerer::rebind(const std::string& name, const Val& old, const Val& now, co
   // Every other variable sharing this storage sees the update: plain aliases
   // (same SSA value) are rebound too; views of a different shape cannot be
   // updated without scatter/gather bookkeeping, so they are rejected.
+  rebind_items(old, now, at, false);  // lists and tuples holding the tensor
   for (size_t fi = 0; fi < frames_.size(); ++fi) {
     for (auto& [n, v] : frames_[fi].vars) {
       if (!v.is_tensor() || v.storage != old.storage) continue;

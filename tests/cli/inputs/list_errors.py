@@ -34,3 +34,10 @@ def assign_range(x: torch.Tensor) -> torch.Tensor:
     xs = [x]
     xs[2] = x
     return x
+
+
+def view_in_list(x: torch.Tensor) -> torch.Tensor:
+    x = x * 1
+    parts = [x[0:1]]
+    x.add_(1)
+    return x

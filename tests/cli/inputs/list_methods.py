@@ -90,3 +90,15 @@ def many(x: torch.Tensor) -> torch.Tensor:
             ns.append(t)
             ms.append(a)
     return x + len(ns) + len(ms) + ns[-1] + ms[-1]
+
+
+# A tensor held in a list or tuple is the same tensor: in-place updates
+# through any holder are seen by all, as in PyTorch.
+def held(x: torch.Tensor) -> torch.Tensor:
+    x = x * 1
+    xs = [x]
+    pair = (x, 0)
+    x.add_(1)
+    a = xs[0]
+    xs[0].mul_(10)
+    return torch.cat([x, xs[0], pair[0], a])

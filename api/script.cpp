@@ -24,6 +24,8 @@ const char* param_kind_name(ParamKind k) {
       return "List[int]";
     case ParamKind::FloatList:
       return "List[float]";
+    case ParamKind::TensorList:
+      return "List[Tensor]";
     case ParamKind::Other:
       return "other";
   }
@@ -41,6 +43,23 @@ Binding bind_like(std::string name, const Tensor& example) {
   KILN_USER_CHECK(example.defined(), "bind_like: tensor for '" << name << "' is undefined");
   std::vector<Dim> dims(example.sizes().begin(), example.sizes().end());
   return bind_tensor(std::move(name), example.dtype(), std::move(dims));
+}
+
+Binding bind_tensors(std::string name, std::vector<TensorSpec> items) {
+  Binding b;
+  b.name = std::move(name);
+  b.tensors = std::move(items);
+  return b;
+}
+
+Binding bind_like(std::string name, const std::vector<Tensor>& examples) {
+  std::vector<TensorSpec> items;
+  for (size_t k = 0; k < examples.size(); ++k) {
+    const Tensor& t = examples[k];
+    KILN_USER_CHECK(t.defined(), "bind_like: tensor " << k << " of '" << name << "' is undefined");
+    items.push_back(TensorSpec{t.dtype(), std::vector<Dim>(t.sizes().begin(), t.sizes().end())});
+  }
+  return bind_tensors(std::move(name), std::move(items));
 }
 
 Binding bind_value(std::string name, Attr value) {
@@ -68,6 +87,8 @@ ParamKind public_kind(frontend::ParamKind k) {
       return ParamKind::IntList;
     case frontend::ParamKind::FloatList:
       return ParamKind::FloatList;
+    case frontend::ParamKind::TensorList:
+      return ParamKind::TensorList;
     case frontend::ParamKind::Other:
       return ParamKind::Other;
   }
@@ -133,6 +154,10 @@ Function Script::lower(const std::string& fn, const std::vector<Binding>& bindin
     frontend::ArgBinding a;
     a.name = b.name;
     if (b.tensor) a.tensor = api::to_ir_tensor_type(*b.tensor);
+    if (b.tensors) {
+      a.tensors.emplace();
+      for (const TensorSpec& t : *b.tensors) a.tensors->push_back(api::to_ir_tensor_type(t));
+    }
     a.value = api::to_ir_attr(b.value);
     args.push_back(std::move(a));
   }

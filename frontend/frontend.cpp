@@ -90,6 +90,10 @@ ParamType param_type(const Param& p, Diagnostics& diags) {
     } else {
       elems.push_back(name_of(&idx));
     }
+    if (head == "List" && elems.size() == 1 && elems[0] == "Tensor") {
+      t.kind = ParamKind::TensorList;
+      return t;
+    }
     bool all_int = true, all_float = true;
     for (const std::string& e : elems) {
       all_int = all_int && (e == "int" || e == "...");
@@ -280,6 +284,27 @@ std::unique_ptr<ir::Graph> lower_function_impl(const Module& m, const std::strin
     ParamType t = param_type(p, diags);
     bool given_none =
         binding && !binding->tensor && std::holds_alternative<ir::NoneAttr>(binding->value);
+    if (binding && binding->tensors) {
+      if (t.kind != ParamKind::TensorList) {
+        diags.error(p.span, "argument '" + p.name + "' is declared '" +
+                                (p.annotation ? dump_expr(*p.annotation) : "Tensor") +
+                                "' but was given a list of tensors");
+        continue;
+      }
+      std::vector<Val> items;
+      for (size_t k = 0; k < binding->tensors->size(); ++k) {
+        std::string name = p.name + "." + std::to_string(k);
+        items.push_back(L.fresh(g->add_input(name, ir::Type::tensor((*binding->tensors)[k]))));
+      }
+      top.vars[p.name] = Val::tuple(std::move(items), Val::Kind::List);
+      continue;
+    }
+    if (t.kind == ParamKind::TensorList && binding && binding->tensor) {
+      diags.error(p.span, "argument '" + p.name +
+                              "' is a List[Tensor] parameter but was given one tensor; "
+                              "pass a list of tensors");
+      continue;
+    }
     if (t.kind == ParamKind::Tensor) {
       std::optional<ir::TensorType> type;
       if (binding && binding->tensor) {
@@ -344,7 +369,8 @@ std::unique_ptr<ir::Graph> lower_function_impl(const Module& m, const std::strin
         (t.kind == ParamKind::Float && v.kind == Val::Kind::Float) ||
         (t.kind == ParamKind::Bool && v.kind == Val::Kind::Bool) ||
         (t.kind == ParamKind::Str && v.kind == Val::Kind::Str) ||
-        ((t.kind == ParamKind::IntList || t.kind == ParamKind::FloatList) && v.is_seq());
+        ((t.kind == ParamKind::IntList || t.kind == ParamKind::FloatList) && v.is_seq()) ||
+        (t.kind == ParamKind::TensorList && v.is_seq() && v.items.empty());
     if (v.kind == Val::Kind::None && !t.optional && binding) ok = false;
     if (!ok) {
       diags.error(p.span, "argument '" + p.name + "' is declared '" +

@@ -3,7 +3,8 @@
 // parse_module() reads a whole file (several defs allowed); lower_function()
 // specializes one def for concrete arguments and returns its graph. Non-tensor
 // arguments (int, float, bool, lists, str) are compile-time constants baked into
-// the graph; the graph's inputs are the tensor parameters, in parameter order.
+// the graph; the graph's inputs are the tensor parameters, in parameter order
+// (a List[Tensor] parameter gives one input per item, in list order).
 // All errors are kiln::Error whose message holds every diagnostic rendered as
 //   file:line:col: error: message
 //     source line
@@ -22,15 +23,15 @@ namespace kiln::frontend {
 
 struct Module;  // opaque AST of one file (frontend/ast.h)
 
-enum class ParamKind { Tensor, Int, Float, Bool, Str, IntList, FloatList, Other };
+enum class ParamKind { Tensor, Int, Float, Bool, Str, IntList, FloatList, TensorList, Other };
 
 struct ParamInfo {
   std::string name;
   ParamKind kind = ParamKind::Tensor;
-  std::string annotation;            // as written, e.g. "Tensor[f32, N, 784]", "int"
+  std::string annotation;                  // as written, e.g. "Tensor[f32, N, 784]", "int"
   std::optional<ir::TensorType> declared;  // from a Kiln annotation (dtype, maybe symbolic dims)
   bool has_default = false;
-  ir::AttrValue default_value;       // valid when has_default
+  ir::AttrValue default_value;  // valid when has_default
 };
 
 struct FunctionInfo {
@@ -44,7 +45,9 @@ struct FunctionInfo {
 struct ArgBinding {
   std::string name;
   std::optional<ir::TensorType> tensor;  // for tensor parameters
-  ir::AttrValue value;                   // for non-tensor parameters
+  // For List[Tensor] parameters: one graph input per item, named NAME.0, NAME.1, ...
+  std::optional<std::vector<ir::TensorType>> tensors;
+  ir::AttrValue value;  // for non-tensor parameters
 };
 
 std::shared_ptr<const Module> parse_module(const std::string& source, const std::string& filename);

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,7 @@ struct Val {
   };
   Kind kind = Kind::None;
   ir::Value* value = nullptr;  // Tensor
-  int64_t storage = 0;         // Tensor alias class
+  int64_t storage = 0;         // Tensor alias class; List identity (0: a temporary)
   int64_t i = 0;
   double f = 0;
   std::string s;
@@ -117,6 +118,7 @@ std::string kind_name(const Val& v);
 struct Arg {
   Val val;
   Span span;
+  const Expr* expr = nullptr;  // as written, when an in-place flag must update it
 };
 
 struct CallArgs {
@@ -236,6 +238,31 @@ class Lowerer {
   Val call_value(const Val& callee, const CallArgs& args, const Expr* callee_expr);
   Val call_builtin(const std::string& name, const CallArgs& args);
   Val call_function(const FunctionDef& fn, const CallArgs& args);
+  // torch.jit.annotate / is_scripting / is_tracing, torch.finfo / iinfo (lower_builtins.cpp).
+  Val call_torch_builtin(const std::string& name, const CallArgs& args);
+  // finfo(dtype).eps and friends; `info` is what call_torch_builtin returned.
+  Val type_info_attr(const Val& info, const std::string& name, const Span& at);
+
+  // --- lists (lower_list.cpp) ------------------------------------------------------------
+  // Python lists are mutable and shared: every list bound to a name has an
+  // identity (`storage`), and a method that changes it (`append`, ...)
+  // updates every variable holding that list, in every frame.
+  Val with_identity(Val v);  // a list without an identity gets a fresh one
+  Val call_list_method(const Val& method, const CallArgs& args);
+  // Calls `edit` on the items of the list in every variable that holds it.
+  void change_list(const Val& list, const std::function<void(std::vector<Val>&)>& edit);
+  const std::vector<Val>& current_items(const Val& list) const;
+  // Records that `item` (a list, or a tensor's alias class) is now held
+  // inside another value (a list in a tuple, a tensor in a list): changes to
+  // it must then search values, not only variables.
+  void note_nested(const Val& item);
+  void note_items(const Val& seq);  // note_nested for every item, recursively
+  // An in-place update of `old` seen through lists and tuples holding the
+  // same tensor (and, with `vars`, through variables holding it too).
+  void rebind_items(const Val& old, const Val& now, const Span& at, bool vars);
+  // `xs.append` for a list variable, without copying the list's items.
+  std::optional<Val> list_method_of(const Expr& e);
+  void set_list_item(const Val& list, const Expr& index, const Val& v);  // xs[i] = v
 
   // --- statements (lower_stmt.cpp) --------------------------------------------------------
   void exec_block(const std::vector<StmtPtr>& body);
@@ -298,7 +325,8 @@ class Lowerer {
   };
   std::map<std::string, std::shared_ptr<FailedGlobal>> failed_globals_;
   int64_t next_storage_ = 1;
-  int depth_ = 0;  // open Nesting levels
+  std::set<int64_t> nested_;  // list identities and tensor alias classes held inside values
+  int depth_ = 0;             // open Nesting levels
   CompileBudgets budgets_ = CompileBudgets::from_env();
   int64_t unrolled_ = 0;  // loop iterations unrolled so far
 };

@@ -274,10 +274,10 @@ Val Lowerer::call(const Expr& e) {
       for (const Val& item : inner.items) args.positional.push_back({item, a.span});
       continue;
     }
-    args.positional.push_back({eval(a), a.span});
+    args.positional.push_back({eval(a), a.span, &a});
   }
   for (const Keyword& k : e.keywords) {
-    args.keywords.push_back({k.name, {eval(*k.value), k.value->span}});
+    args.keywords.push_back({k.name, {eval(*k.value), k.value->span, k.value.get()}});
     args.keyword_names.push_back(k.span);
   }
   return call_value(callee, args, &callee_expr);
@@ -295,16 +295,29 @@ Val Lowerer::call_value(const Val& callee, const CallArgs& args, const Expr* cal
       if (dot == std::string::npos) {
         return call_builtin(callee.s, args);
       }
+      if (callee.s.starts_with("torch.jit.") || callee.s == "torch.finfo" ||
+          callee.s == "torch.iinfo") {
+        return call_torch_builtin(callee.s, args);
+      }
       std::string ns = callee.s.substr(0, dot), name = callee.s.substr(dot + 1);
       unsigned sp = ns == "torch" ? kTorch : ns == "F" ? kF : kMath;
       const OpEntry* op = find_op(sp, name);
       KILN_INTERNAL_CHECK(op, "builtin " << callee.s << " not in the op table");
       Bound b(*this, spelled(sp, name), args);
       bind_args(*this, b, sig_of(op), args);
-      return op->fn(b);
+      Val r = op->fn(b);
+      // `F.relu(x, inplace=True)` returns the result and also updates x, as in
+      // PyTorch (one op table entry serves both forms).
+      auto input = b.args.find("input");
+      if (b.given("inplace") && b.bool_("inplace") && r.is_tensor() && input != b.args.end() &&
+          input->second.val.is_tensor()) {
+        return mutate(input->second.expr, input->second.val, r.value, args.callee);
+      }
+      return r;
     }
     case Val::Kind::Method: {
       const Val& self = callee.items[0];
+      if (self.kind == Val::Kind::List) return call_list_method(callee, args);
       std::string name = callee.s;
       const OpEntry* op = find_op(kMethod, name);
       bool inplace = op && op->inplace;
@@ -555,7 +568,8 @@ Val Lowerer::call_builtin(const std::string& name, const CallArgs& args) {
       fail(span(0), name + "() needs a tuple or list, got " + kind_name(arg(0)));
     Val v = arg(0);
     v.kind = name == "list" ? Val::Kind::List : Val::Kind::Tuple;
-    return v;
+    v.storage = 0;  // list(xs) is a copy
+    return with_identity(v);
   }
   if (name == "print") return Val::none();  // graphs have no side effects; printing is dropped
   if (name == "isinstance") {

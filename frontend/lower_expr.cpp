@@ -238,12 +238,14 @@ Val Lowerer::eval(const Expr& e) {
           items.insert(items.end(), inner.items.begin(), inner.items.end());
         } else {
           items.push_back(eval(*item));
+          note_nested(items.back());
         }
       }
-      return Val::tuple(std::move(items),
-                        e.kind == ExprKind::Tuple ? Val::Kind::Tuple : Val::Kind::List);
+      if (e.kind == ExprKind::Tuple) return Val::tuple(std::move(items));
+      return with_identity(Val::tuple(std::move(items), Val::Kind::List));
     }
     case ExprKind::Attribute:
+      if (std::optional<Val> m = list_method_of(e)) return *m;
       return attribute(eval(*e.items[0]), e.name, e);
     case ExprKind::Call:
       return call(e);
@@ -317,6 +319,14 @@ Val Lowerer::attribute(const Val& base, const std::string& name, const Expr& e) 
       throw Abort{};
     case Val::Kind::Module: {
       std::string path = base.s;
+      if (path == "torch.finfo" || path == "torch.iinfo") return type_info_attr(base, name, at);
+      if (path == "torch.jit" &&
+          (name == "annotate" || name == "is_scripting" || name == "is_tracing")) {
+        return Val::named(Val::Kind::Builtin, path + "." + name);
+      }
+      if (path == "torch" && (name == "finfo" || name == "iinfo")) {
+        return Val::named(Val::Kind::Builtin, path + "." + name);
+      }
       if (path == "torch" && name == "nn") return Val::named(Val::Kind::Module, "torch.nn");
       if (path == "torch.nn" && name == "functional") return Val::named(Val::Kind::Module, "F");
       if (path == "torch" && name == "jit") return Val::named(Val::Kind::Module, "torch.jit");
@@ -375,6 +385,13 @@ Val Lowerer::attribute(const Val& base, const std::string& name, const Expr& e) 
       std::string msg = missing_name_message("Tensor", name, op_names(kMethod), note);
       fail(at, msg, note);
     }
+    case Val::Kind::List:
+      if (name == "append" || name == "extend" || name == "insert" || name == "pop") {
+        Val m = Val::named(Val::Kind::Method, name);
+        m.items.push_back(base);
+        return m;
+      }
+      break;
     case Val::Kind::Tuple:
       // torch.max(x, 1).values / .indices (a named tuple in PyTorch)
       if (base.items.size() == 2 && (name == "values" || name == "indices")) {

@@ -30,12 +30,6 @@ std::vector<int64_t> dims_or_all(Bound& b, const std::string& name) {
   return b.ints(name);
 }
 
-void no_inplace(Bound& b) {
-  if (b.given("inplace") && b.bool_("inplace")) {
-    b.fail("inplace", "inplace=True is not supported yet; assign the result instead");
-  }
-}
-
 Val reduce(Bound& b, const std::string& op, bool with_dtype) {
   ir::Attrs attrs = reduce_attrs(dims_or_all(b, "dim"), b.bool_("keepdim"));
   if (with_dtype) {
@@ -137,14 +131,10 @@ void add_math_ops(std::vector<OpEntry>& t) {
                  return emit(b, "round", {b.tensor("input")});
                }});
   t.push_back({"relu", TM, "input", [](Bound& b) { return emit(b, "relu", {b.tensor("input")}); }});
-  t.push_back({"relu", kF, "input, inplace=False", [](Bound& b) {
-                 no_inplace(b);
-                 return emit(b, "relu", {b.tensor("input")});
-               }});
-  t.push_back({"silu", kF, "input, inplace=False", [](Bound& b) {
-                 no_inplace(b);
-                 return emit(b, "silu", {b.tensor("input")});
-               }});
+  t.push_back({"relu", kF, "input, inplace=False",
+               [](Bound& b) { return emit(b, "relu", {b.tensor("input")}); }});
+  t.push_back({"silu", kF, "input, inplace=False",
+               [](Bound& b) { return emit(b, "silu", {b.tensor("input")}); }});
   t.push_back({"gelu", kF | kTorch, "input, approximate='none'", [](Bound& b) {
                  std::string a = b.str("approximate");
                  if (a != "none" && a != "tanh") {
@@ -153,7 +143,6 @@ void add_math_ops(std::vector<OpEntry>& t) {
                  return emit(b, "gelu", {b.tensor("input")}, {{"approximate", a}});
                }});
   t.push_back({"relu6", kF, "input, inplace=False", [](Bound& b) {
-                 no_inplace(b);
                  const Span& at = b.call.callee;
                  return emit(b, "clamp",
                              {b.tensor("input"), b.L.constant(Val::float_(0), at),
@@ -161,11 +150,9 @@ void add_math_ops(std::vector<OpEntry>& t) {
                }});
   t.push_back(
       {"hardtanh", kF, "input, min_val=-1.0, max_val=1.0, inplace=False", [](Bound& b) {
-         no_inplace(b);
          return emit(b, "clamp", {b.tensor("input"), b.operand("min_val"), b.operand("max_val")});
        }});
   t.push_back({"leaky_relu", kF, "input, negative_slope=0.01, inplace=False", [](Bound& b) {
-                 no_inplace(b);
                  Lowerer& L = b.L;
                  const Span& at = b.call.callee;
                  ir::Value* x = b.tensor("input");
@@ -174,7 +161,6 @@ void add_math_ops(std::vector<OpEntry>& t) {
                  return emit(b, "where", {pos, x, neg});
                }});
   t.push_back({"elu", kF, "input, alpha=1.0, inplace=False", [](Bound& b) {
-                 no_inplace(b);
                  Lowerer& L = b.L;
                  const Span& at = b.call.callee;
                  ir::Value* x = b.tensor("input");
@@ -196,7 +182,6 @@ void add_math_ops(std::vector<OpEntry>& t) {
          return emit(b, "where", {big, x, soft});
        }});
   t.push_back({"hardsigmoid", kF, "input, inplace=False", [](Bound& b) {
-                 no_inplace(b);
                  Lowerer& L = b.L;
                  const Span& at = b.call.callee;
                  ir::Value* y = L.apply1(

@@ -251,12 +251,26 @@ void add_nn_ops(std::vector<OpEntry>& t) {
                  n = L.apply1("clamp", {n, b.operand("eps"), L.constant(Val::none(), at)}, {}, at);
                  return emit(b, "div", {x, n});
                }});
-  t.push_back({"dropout", kF, "input, p=0.5, training=True, inplace=False", [](Bound& b) {
-                 if (b.bool_("training")) {
-                   b.fail("training",
-                          "dropout with training=True is random and is not supported; "
-                          "pass training=False");
+  // Dropout in eval mode is the identity; in training it is random.
+  for (const char* name : {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+                           "feature_alpha_dropout"}) {
+    t.push_back({name, kF, "input, p=0.5, training=True, inplace=False", [](Bound& b) {
+                   if (b.bool_("training")) {
+                     b.fail("training",
+                            "dropout with training=True is random and is not "
+                            "supported; pass training=False (eval mode)");
+                   }
+                   b.tensor("input");
+                   return b.val("input");
+                 }});
+  }
+  t.push_back({"dropout", kTorch, "input, p, train", [](Bound& b) {
+                 if (b.bool_("train")) {
+                   b.fail("train",
+                          "dropout with train=True is random and is not supported; "
+                          "pass train=False (eval mode)");
                  }
+                 b.tensor("input");
                  return b.val("input");
                }});
 

@@ -274,6 +274,7 @@ Val Lowerer::lookup(const std::string& name, const Span& at) {
   if (m_.find(name)) return Val::named(Val::Kind::Function, name);
   if (name == "torch") return Val::named(Val::Kind::Module, "torch");
   if (name == "F") return Val::named(Val::Kind::Module, "F");
+  if (name == "nn") return Val::named(Val::Kind::Module, "torch.nn");  // import torch.nn as nn
   if (name == "math") return Val::named(Val::Kind::Module, "math");
   if (name == "typing") return Val::named(Val::Kind::Module, "typing");
   static const char* const types[] = {"Tensor", "List", "Optional", "Tuple",
@@ -319,6 +320,10 @@ Val Lowerer::lookup(const std::string& name, const Span& at) {
 
 Val Lowerer::run(const FunctionDef& fn, Frame top) {
   top.fn = &fn;
+  for (auto& [name, v] : top.vars) {
+    if (v.is_seq()) note_items(v);
+    v = with_identity(v);
+  }
   frames_.push_back(std::move(top));
   // The frame must go on every exit: an Abort from an inlined call unwinds to
   // the caller's statement, which decides by frames_.size() whether it is at
@@ -449,6 +454,11 @@ void Lowerer::exec(const Stmt& s) {
         Val rhs = eval(*s.value);
         Span at = s.span;
         Val result = binary(s.op, old, rhs, at);
+        if (old.kind == Val::Kind::List && s.op == "+") {
+          // `xs += ys` extends xs in place: aliases of the list see it too.
+          change_list(old, [&](std::vector<Val>& items) { items = result.items; });
+          if (target.kind == ExprKind::Name) return;
+        }
         if (old.is_tensor() && result.is_tensor()) {
           // `x += y` updates x in place (PyTorch keeps x's dtype and shape).
           if (target.kind == ExprKind::Name) {
@@ -555,7 +565,8 @@ void Lowerer::store(const Expr& target, const Val& v, const Span& at) {
       if (x.is_tensor() && x.value->name().empty() && x.value->producer()) {
         x.value->set_name(target.name);
       }
-      frame().vars[target.name] = x;
+      if (x.is_seq()) note_items(x);
+      frame().vars[target.name] = with_identity(x);
       return;
     }
     case ExprKind::Tuple:
@@ -574,6 +585,10 @@ void Lowerer::store(const Expr& target, const Val& v, const Span& at) {
     }
     case ExprKind::Subscript: {
       Val base = eval(*target.items[0]);
+      if (base.kind == Val::Kind::List) {
+        set_list_item(base, *target.items[1], v);
+        return;
+      }
       if (!base.is_tensor()) {
         fail(target.span, "item assignment on a " + kind_name(base) + " is not supported yet");
       }
@@ -615,6 +630,14 @@ Val Lowerer::mutate(const Expr* receiver, const Val& self, ir::Value* new_value,
     return now;
   }
   if (receiver && receiver->kind == ExprKind::Subscript) {
+    // `xs[0].add_(1)` on a list: every other holder of that tensor sees it.
+    const Expr& base = *receiver->items[0];
+    if (base.kind == ExprKind::Name) {
+      auto it = frame().vars.find(base.name);
+      if (it != frame().vars.end() && it->second.kind == Val::Kind::List) {
+        rebind_items(self, now, at, true);
+      }
+    }
     store(*receiver, now, at);
     return now;
   }
@@ -636,6 +659,7 @@ void Lowerer::rebind(const std::string& name, const Val& old, const Val& now, co
   // Every other variable sharing this storage sees the update: plain aliases
   // (same SSA value) are rebound too; views of a different shape cannot be
   // updated without scatter/gather bookkeeping, so they are rejected.
+  rebind_items(old, now, at, false);  // lists and tuples holding the tensor
   for (size_t fi = 0; fi < frames_.size(); ++fi) {
     for (auto& [n, v] : frames_[fi].vars) {
       if (!v.is_tensor() || v.storage != old.storage) continue;

@@ -316,6 +316,7 @@ Val scalar_binary(Lowerer& L, const std::string& op, const Val& a, const Val& b,
   if (a.is_seq() && b.is_seq() && op == "+") {
     L.check_sequence_length(i128(a.items.size()) + i128(b.items.size()), at);
     Val r = a;
+    r.storage = 0;  // a new list
     r.items.insert(r.items.end(), b.items.begin(), b.items.end());
     return r;
   }
@@ -332,6 +333,7 @@ Val scalar_binary(Lowerer& L, const std::string& op, const Val& a, const Val& b,
     i128 n = i128(is_str ? seq.s.size() : seq.items.size()) * times;
     L.check_sequence_length(n, at);
     Val r = seq;
+    r.storage = 0;  // a new list
     r.items.clear();
     r.s.clear();
     for (int64_t k = 0; k < times; ++k) {

@@ -99,6 +99,10 @@ Tensor tensor_from_spec(const std::string& name, const std::string& spec,
 TensorSpec type_from_spec(const std::string& name, const std::string& spec,
                           const std::optional<TensorSpec>& declared);
 
+// The item specs of a List[Tensor] argument written `[a.npy,randn:f32:2x3]`
+// (`[]` is an empty list); anything else is an error naming the parameter.
+std::vector<std::string> tensor_list_specs(const std::string& name, const std::string& spec);
+
 // A non-tensor value: 1, -2, 1e-5, true, none, [2, 3], [0.5, 1.0], or a string
 // (quotes optional). `kind` picks the parse and rejects what does not fit.
 Attr parse_value(const std::string& name, const std::string& text, ParamKind kind);

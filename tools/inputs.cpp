@@ -200,6 +200,19 @@ TensorSpec type_from_spec(const std::string& name, const std::string& spec,
   return TensorSpec{t.dtype(), std::vector<Dim>(t.sizes().begin(), t.sizes().end())};
 }
 
+std::vector<std::string> tensor_list_specs(const std::string& name, const std::string& spec) {
+  std::string t = trim(spec);
+  KILN_USER_CHECK(t.size() >= 2 && t.front() == '[' && t.back() == ']',
+                  "input '" << name << "' is a List[Tensor]; give its tensors in brackets, e.g. "
+                            << name << "=[a.npy,randn:f32:2x3], not '" << spec << "'");
+  std::vector<std::string> items = list_items(t);
+  for (size_t k = 0; k < items.size(); ++k) {
+    KILN_USER_CHECK(!items[k].empty(), "input '" << name << "': item " << k
+                                                 << " of the list is empty in '" << spec << "'");
+  }
+  return items;
+}
+
 Attr parse_value(const std::string& name, const std::string& text, ParamKind kind) {
   auto bad = [&](const char* expected) -> Error {
     return Error("input '" + name + "': expected " + expected + ", got '" + text + "'");
@@ -242,6 +255,10 @@ Attr parse_value(const std::string& name, const std::string& text, ParamKind kin
       }
       return out;
     }
+    case ParamKind::TensorList:
+      if (trim(text) == "none" || trim(text) == "None") return Attr();
+      tensor_list_specs(name, text);  // reports the expected form
+      throw bad("a list of tensors such as [a.npy,randn:f32:2x3]");
     case ParamKind::Tensor:
       if (trim(text) == "none" || trim(text) == "None") return Attr();  // Optional[Tensor]
       throw Error("input '" + name +

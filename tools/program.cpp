@@ -168,10 +168,31 @@ Bound bind_script(const Program& p, const std::string& fn, const std::vector<Inp
       std::string ann = q.annotation.empty() ? param_kind_name(q.kind) : q.annotation;
       missing += (missing.empty() ? "" : "; ") + std::string("'") + q.name + "' (" + ann +
                  "): pass --input " +
-                 (q.kind == ParamKind::Tensor ? input_hint(q.name, q.declared) : q.name + "=VALUE");
+                 (q.kind == ParamKind::Tensor       ? input_hint(q.name, q.declared)
+                  : q.kind == ParamKind::TensorList ? q.name + "=[PATH.npy,randn:f32:2x3]"
+                                                    : q.name + "=VALUE");
       continue;
     }
     const std::string& spec = it->second;
+    if (q.kind == ParamKind::TensorList && spec.find('[') != std::string::npos) {
+      // One graph input per item, named NAME.0, NAME.1, ... (as the frontend names them).
+      std::vector<std::string> specs = tensor_list_specs(q.name, spec);
+      std::vector<TensorSpec> types;
+      for (size_t k = 0; k < specs.size(); ++k) {
+        std::string item = q.name + "." + std::to_string(k);
+        if (make_tensors) {
+          Tensor t = tensor_from_spec(item, specs[k], std::nullopt, seed + i + (uint64_t(k) << 32));
+          types.push_back(
+              TensorSpec{t.dtype(), std::vector<Dim>(t.sizes().begin(), t.sizes().end())});
+          tensors[item] = t;
+          tensor_order.push_back(item);
+        } else {
+          types.push_back(type_from_spec(item, specs[k], std::nullopt));
+        }
+      }
+      bindings.push_back(bind_tensors(q.name, std::move(types)));
+      continue;
+    }
     if (is_tensor_spec(q, spec)) {
       if (make_tensors) {
         Tensor t = tensor_from_spec(q.name, spec, q.declared, seed + i);

@@ -10,7 +10,13 @@
 // A function is specialized when it is lowered: tensor parameters get a type
 // (dtype and dims, which may be symbolic when the script declares them so) and
 // non-tensor parameters (int, float, bool, str, lists) become constants baked
-// into the graph. The Function's inputs are the tensor parameters, in order.
+// into the graph. The Function's inputs are the tensor parameters, in order; a
+// List[Tensor] parameter gives one input per item (named xs.0, xs.1, ...), so
+// the tensors of the list are passed in its place, in list order:
+//
+//   // def f(xs: List[Tensor], w: Tensor)
+//   kiln::Function f = s.lower("f", {kiln::bind_like("xs", {a, b}), kiln::bind_like("w", w)});
+//   std::vector<kiln::Tensor> out = kiln::compile(f)({a, b, w});
 #pragma once
 
 #include <memory>
@@ -26,7 +32,17 @@ namespace frontend {
 struct Module;
 }  // namespace frontend
 
-enum class ParamKind : uint8_t { Tensor, Int, Float, Bool, Str, IntList, FloatList, Other };
+enum class ParamKind : uint8_t {
+  Tensor,
+  Int,
+  Float,
+  Bool,
+  Str,
+  IntList,
+  FloatList,
+  TensorList,  // List[Tensor]
+  Other
+};
 const char* param_kind_name(ParamKind k);  // "Tensor", "int", "float", ...
 
 struct ScriptParam {
@@ -47,11 +63,15 @@ struct ScriptFunction {
 // One argument for lowering, by parameter name: a tensor type or a value.
 struct Binding {
   std::string name;
-  std::optional<TensorSpec> tensor;  // set for tensor parameters
-  Attr value;                        // for non-tensor parameters
+  std::optional<TensorSpec> tensor;                // set for tensor parameters
+  std::optional<std::vector<TensorSpec>> tensors;  // set for List[Tensor] parameters
+  Attr value;                                      // for non-tensor parameters
 };
 Binding bind_tensor(std::string name, DType dtype, std::vector<Dim> dims);
 Binding bind_like(std::string name, const Tensor& example);  // dtype and static shape of `example`
+// A List[Tensor] parameter: one type per item, or the types of `examples`.
+Binding bind_tensors(std::string name, std::vector<TensorSpec> items);
+Binding bind_like(std::string name, const std::vector<Tensor>& examples);
 Binding bind_value(std::string name, Attr value);
 
 class Script {

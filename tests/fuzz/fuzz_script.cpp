@@ -62,6 +62,12 @@ std::vector<frontend::ArgBinding> bindings(const frontend::FunctionInfo& fn) {
       case frontend::ParamKind::FloatList:
         a.value = std::vector<double>{1.0};
         break;
+      case frontend::ParamKind::TensorList: {
+        ir::TensorType t;
+        t.dims = {2, 3};
+        a.tensors = std::vector<ir::TensorType>{t, t};
+        break;
+      }
       default:
         a.value = int64_t{1};
         break;

@@ -291,6 +291,49 @@ TEST(ApiScript, LoadScriptFromSourceAndLowerPerBinding) {
       {"bad.kiln:2:"});
 }
 
+// A List[Tensor] parameter is bound to a std::vector<Tensor> (issue 13): one
+// function input per item, named xs.0, xs.1, ..., passed in list order.
+TEST(ApiScript, TensorListParameterFromVectorOfTensors) {
+  const std::string src =
+      "from typing import List\n"
+      "def f(xs: List[Tensor], w: Tensor):\n"
+      "    xs.append(w * 2)\n"
+      "    return torch.cat(xs)\n";
+  kiln::Script s = kiln::Script::from_source(src, "list.py");
+  ASSERT_EQ(s.function("f").params.size(), 2u);
+  EXPECT_EQ(s.function("f").params[0].kind, kiln::ParamKind::TensorList);
+  EXPECT_STREQ(kiln::param_kind_name(kiln::ParamKind::TensorList), "List[Tensor]");
+
+  Tensor a = make({2}, {1, 2}), b = make({3}, {3, 4, 5}), w = make({1}, {-1});
+  kiln::Function f = s.lower("f", {kiln::bind_like("xs", std::vector<Tensor>{a, b}),
+                                   kiln::bind_like("w", w)});
+  ASSERT_EQ(f.inputs().size(), 3u);
+  EXPECT_EQ(f.inputs()[0].name, "xs.0");
+  EXPECT_EQ(f.inputs()[1].name, "xs.1");
+  EXPECT_EQ(f.inputs()[1].type, "f32[3]");
+  EXPECT_EQ(f.inputs()[2].name, "w");
+  const std::vector<double> want = {1, 2, 3, 4, 5, -2};
+  expect_near(values(f.run_interpreter({a, b, w})[0]), want);
+  expect_near(values(kiln::compile(f)({a, b, w})[0]), want);
+
+  // Types alone, and an empty list.
+  kiln::Function g = s.lower(
+      "f", {kiln::bind_tensors("xs", {kiln::TensorSpec{DType::F32, {3}}}), kiln::bind_like("w", w)});
+  EXPECT_EQ(g.inputs()[0].type, "f32[3]");
+  expect_near(values(kiln::compile(g)({b, w})[0]), {3, 4, 5, -2});
+  kiln::Function e = s.lower("f", {kiln::bind_tensors("xs", {}), kiln::bind_like("w", w)});
+  expect_near(values(e.run_interpreter({w})[0]), {-2});
+
+  expect_error([&] { (void)s.lower("f", {kiln::bind_like("xs", a), kiln::bind_like("w", w)}); },
+               {"'xs' is a List[Tensor] parameter but was given one tensor"});
+  expect_error(
+      [&] {
+        (void)s.lower("f", {kiln::bind_like("xs", std::vector<Tensor>{a}),
+                            kiln::bind_like("w", std::vector<Tensor>{w})});
+      },
+      {"argument 'w' is declared 'Tensor' but was given a list of tensors"});
+}
+
 TEST(ApiFunction, TextRoundTripsAndCopiesAreIndependentOfBuilder) {
   kiln::Builder b("rt");
   Var x = b.input("x", DType::F32, {kiln::sym("N"), 4});

@@ -140,14 +140,14 @@ void add_activation_ops(std::vector<OpEntry>& t) {
   }
   for (const char* name : {"addcmul", "addcdiv"}) {
     std::string op = name;
-    t.push_back({name, TM, "input, tensor1, tensor2, *, value=1", [op](Bound& b) {
-                   ir::Attrs attrs;
-                   const Val& v = b.val("value");
-                   if (!v.is_number()) b.fail("value", "value must be a number");
-                   attrs.set("value", num_attr(v));
-                   return emit(b, op, {b.tensor("input"), b.tensor("tensor1"), b.tensor("tensor2")},
-                               attrs);
-                 }});
+    t.push_back(
+        {name, TM, "input, tensor1, tensor2, *, value=1", [op](Bound& b) {
+           ir::Attrs attrs;
+           const Val& v = b.val("value");
+           if (!v.is_number()) b.fail("value", "value must be a number");
+           attrs.set("value", num_attr(v));
+           return emit(b, op, {b.tensor("input"), b.tensor("tensor1"), b.tensor("tensor2")}, attrs);
+         }});
   }
   t.push_back({"lerp", TM, "input, end, weight", [](Bound& b) {
                  return emit(b, "lerp", {b.tensor("input"), b.tensor("end"), b.operand("weight")});

@@ -172,10 +172,9 @@ double dtype_max_finite(DType t) {
 }
 
 void register_activation_ops(OpRegistry& r) {
-  add_activation(r, "leaky_relu", "x > 0 ? x : negative_slope * x",
-                 {float_attr("negative_slope", 0.01)}, [](double x, const Attrs& a) {
-                   return x > 0 ? x : x * a.get_float("negative_slope");
-                 });
+  add_activation(
+      r, "leaky_relu", "x > 0 ? x : negative_slope * x", {float_attr("negative_slope", 0.01)},
+      [](double x, const Attrs& a) { return x > 0 ? x : x * a.get_float("negative_slope"); });
   add_activation(r, "elu", "x > 0 ? x : alpha * (exp(x) - 1)", {float_attr("alpha", 1.0)},
                  [](double x, const Attrs& a) { return elu(x, a.get_float("alpha"), 1.0, 1.0); });
   add_activation(r, "selu", "scale * elu(x, alpha) with SELU's fixed alpha and scale", {},
@@ -196,9 +195,8 @@ void register_activation_ops(OpRegistry& r) {
   add_activation(r, "hardsigmoid", "min(max(x + 3, 0), 6) / 6", {}, [](double x, const Attrs&) {
     return std::isnan(x) ? x : std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
   });
-  add_activation(r, "mish", "x * tanh(softplus(x))", {}, [](double x, const Attrs&) {
-    return x * std::tanh(std::log1p(std::exp(x)));
-  });
+  add_activation(r, "mish", "x * tanh(softplus(x))", {},
+                 [](double x, const Attrs&) { return x * std::tanh(std::log1p(std::exp(x))); });
   add_activation(r, "logsigmoid", "log(sigmoid(x)), as min(x, 0) - log1p(exp(-|x|))", {},
                  [](double x, const Attrs&) {
                    return std::min(x, 0.0) - std::log1p(std::exp(-std::fabs(x)));

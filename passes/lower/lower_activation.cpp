@@ -53,8 +53,9 @@ using UnaryFn = std::function<Expr(const Expr& x, const ir::Attrs& attrs)>;
 PointwiseFn float_unary(UnaryFn f) {
   return [f](NodeLowering& n) {
     ir::Attrs attrs = n.attrs();
-    return std::vector<Operand>{elementwise(
-        n, {n.out_dtype()}, [f, attrs](const std::vector<Expr>& a, DType) { return f(a[0], attrs); })};
+    return std::vector<Operand>{
+        elementwise(n, {n.out_dtype()},
+                    [f, attrs](const std::vector<Expr>& a, DType) { return f(a[0], attrs); })};
   };
 }
 
@@ -114,9 +115,9 @@ std::vector<Operand> lower_nan_to_num(NodeLowering& n) {
   return {elementwise(n, {out}, [=](const std::vector<Expr>& a, DType work) {
     const Expr& x = a[0];
     auto value = [&](double v) { return cast_to(cast_to(imm(DType::F64, v), out), work); };
-    return Select::make(is_nan(x), value(nan),
-                        Select::make(x == c(x, kInf), value(hi),
-                                     Select::make(x == c(x, -kInf), value(lo), x)));
+    return Select::make(
+        is_nan(x), value(nan),
+        Select::make(x == c(x, kInf), value(hi), Select::make(x == c(x, -kInf), value(lo), x)));
   })};
 }
 
@@ -141,8 +142,7 @@ std::vector<Operand> lower_xlogy(NodeLowering& n) {
   DType out = n.out_dtype();
   return {elementwise(n, {out, out}, [](const std::vector<Expr>& v, DType) {
     const Expr &x = v[0], &y = v[1];
-    return Select::make(is_nan(y), y,
-                        Select::make(x == c(x, 0), c(x, 0), x * call("log", {y})));
+    return Select::make(is_nan(y), y, Select::make(x == c(x, 0), c(x, 0), x * call("log", {y})));
   })};
 }
 
@@ -181,9 +181,8 @@ void register_activation_lowerings(LoweringTable& t) {
   });
   t["elu"].pointwise = float_unary(
       [](const Expr& x, const ir::Attrs& a) { return elu(x, a.get_float("alpha"), 1.0, 1.0); });
-  t["selu"].pointwise = float_unary([](const Expr& x, const ir::Attrs&) {
-    return elu(x, ir::kSeluAlpha, ir::kSeluScale, 1.0);
-  });
+  t["selu"].pointwise = float_unary(
+      [](const Expr& x, const ir::Attrs&) { return elu(x, ir::kSeluAlpha, ir::kSeluScale, 1.0); });
   t["celu"].pointwise = float_unary([](const Expr& x, const ir::Attrs& a) {
     double alpha = a.get_float("alpha");
     return elu(x, alpha, 1.0, 1.0 / alpha);
@@ -191,8 +190,8 @@ void register_activation_lowerings(LoweringTable& t) {
   t["softplus"].pointwise = float_unary([](const Expr& x, const ir::Attrs& a) {
     return softplus(x, a.get_float("beta"), a.get_float("threshold"));
   });
-  t["hardswish"].pointwise = float_unary(
-      [](const Expr& x, const ir::Attrs&) { return x * hardsigmoid6(x) / c(x, 6); });
+  t["hardswish"].pointwise =
+      float_unary([](const Expr& x, const ir::Attrs&) { return x * hardsigmoid6(x) / c(x, 6); });
   t["hardsigmoid"].pointwise =
       float_unary([](const Expr& x, const ir::Attrs&) { return hardsigmoid6(x) / c(x, 6); });
   t["mish"].pointwise = float_unary([](const Expr& x, const ir::Attrs&) {

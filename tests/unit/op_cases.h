@@ -36,9 +36,10 @@ struct Tol {
 
 inline bool transcendental(const std::string& op) {
   static const std::set<std::string> names = {
-      "exp",     "log",  "log1p", "expm1", "sqrt", "rsqrt",      "sin",     "cos",        "tanh",
-      "sigmoid", "silu", "erf",   "gelu",  "pow",  "reciprocal", "softmax", "log_softmax",
-      "elu",     "selu", "celu",  "softplus", "mish", "logsigmoid", "logit", "xlogy"};
+      "exp",        "log",        "log1p",       "expm1", "sqrt", "rsqrt", "sin",
+      "cos",        "tanh",       "sigmoid",     "silu",  "erf",  "gelu",  "pow",
+      "reciprocal", "softmax",    "log_softmax", "elu",   "selu", "celu",  "softplus",
+      "mish",       "logsigmoid", "logit",       "xlogy"};
   return names.count(op) > 0;
 }
 
@@ -199,9 +200,9 @@ inline void check_binary(OpCaseSink& c, const ir::OpDef& op, DType ta, DType tb,
 inline void check_ternary(OpCaseSink& c, const ir::OpDef& op, DType t) {
   Dim M = Dim::sym("M"), K = Dim::sym("K");
   bool nz = op.name == "addcdiv";
-  auto g = try_build(op.name,
-                     {{in(t, {N}), in(t, {N}), in(t, {N})}, {in(t, {M, 1}), in(t, {K}), in(t, {1})}},
-                     {{}, {}});
+  auto g = try_build(
+      op.name, {{in(t, {N}), in(t, {N}), in(t, {N})}, {in(t, {M, 1}), in(t, {K}), in(t, {1})}},
+      {{}, {}});
   if (g) {
     std::vector<Run> runs;
     for (int64_t n : kSizes) {

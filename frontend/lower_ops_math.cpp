@@ -90,6 +90,63 @@ Val logsumexp(Bound& b) {
   return L.fresh(L.apply1("add", {L.apply1("log", {s}, {}, at), shift}, {}, at));
 }
 
+// Activations and pointwise ops of the registry's activation/pointwise
+// families (ir/ops/activation.cpp, ir/ops/pointwise.cpp).
+void add_activation_ops(std::vector<OpEntry>& t) {
+  auto unary = [&](const char* name, unsigned sp, const char* sig, const char* op,
+                   std::vector<const char*> float_attrs) {
+    std::string o = op;
+    t.push_back({name, sp, sig, [o, float_attrs](Bound& b) {
+                   ir::Attrs attrs;
+                   for (const char* a : float_attrs) attrs.set(a, b.float_(a));
+                   return emit(b, o, {b.tensor("input")}, attrs);
+                 }});
+  };
+  unary("leaky_relu", kF, "input, negative_slope=0.01, inplace=False", "leaky_relu",
+        {"negative_slope"});
+  unary("elu", kF, "input, alpha=1.0, inplace=False", "elu", {"alpha"});
+  unary("selu", kF | kTorch, "input, inplace=False", "selu", {});
+  unary("celu", kF | kTorch, "input, alpha=1.0, inplace=False", "celu", {"alpha"});
+  unary("softplus", kF, "input, beta=1.0, threshold=20.0", "softplus", {"beta", "threshold"});
+  unary("hardswish", kF, "input, inplace=False", "hardswish", {});
+  unary("hardsigmoid", kF, "input, inplace=False", "hardsigmoid", {});
+  unary("mish", kF, "input, inplace=False", "mish", {});
+  unary("logsigmoid", kF, "input", "logsigmoid", {});
+  for (const char* name : {"isnan", "isinf", "isfinite"}) unary(name, TM, "input", name, {});
+  t.push_back({"logit", TM, "input, eps=None", [](Bound& b) {
+                 ir::Attrs attrs;
+                 if (!b.is_none("eps")) attrs.set("eps", b.float_("eps"));
+                 return emit(b, "logit", {b.tensor("input")}, attrs);
+               }});
+  t.push_back({"nan_to_num", TM, "input, nan=0.0, posinf=None, neginf=None", [](Bound& b) {
+                 ir::Attrs attrs{{"nan", b.float_("nan")}};
+                 for (const char* a : {"posinf", "neginf"}) {
+                   if (!b.is_none(a)) attrs.set(a, b.float_(a));
+                 }
+                 return emit(b, "nan_to_num", {b.tensor("input")}, attrs);
+               }});
+  for (const char* name : {"fmod", "xlogy"}) {
+    std::string op = name;
+    t.push_back({name, TM, "input, other", [op](Bound& b) {
+                   return emit(b, op, {b.operand("input"), b.operand("other")});
+                 }});
+  }
+  for (const char* name : {"addcmul", "addcdiv"}) {
+    std::string op = name;
+    t.push_back(
+        {name, TM, "input, tensor1, tensor2, *, value=1", [op](Bound& b) {
+           ir::Attrs attrs;
+           const Val& v = b.val("value");
+           if (!v.is_number()) b.fail("value", "value must be a number");
+           attrs.set("value", num_attr(v));
+           return emit(b, op, {b.tensor("input"), b.tensor("tensor1"), b.tensor("tensor2")}, attrs);
+         }});
+  }
+  t.push_back({"lerp", TM, "input, end, weight", [](Bound& b) {
+                 return emit(b, "lerp", {b.tensor("input"), b.tensor("end"), b.operand("weight")});
+               }});
+}
+
 }  // namespace
 
 void add_math_ops(std::vector<OpEntry>& t) {
@@ -152,46 +209,7 @@ void add_math_ops(std::vector<OpEntry>& t) {
       {"hardtanh", kF, "input, min_val=-1.0, max_val=1.0, inplace=False", [](Bound& b) {
          return emit(b, "clamp", {b.tensor("input"), b.operand("min_val"), b.operand("max_val")});
        }});
-  t.push_back({"leaky_relu", kF, "input, negative_slope=0.01, inplace=False", [](Bound& b) {
-                 Lowerer& L = b.L;
-                 const Span& at = b.call.callee;
-                 ir::Value* x = b.tensor("input");
-                 ir::Value* pos = L.apply1("gt", {x, L.constant(Val::int_(0), at)}, {}, at);
-                 ir::Value* neg = L.apply1("mul", {x, b.operand("negative_slope")}, {}, at);
-                 return emit(b, "where", {pos, x, neg});
-               }});
-  t.push_back({"elu", kF, "input, alpha=1.0, inplace=False", [](Bound& b) {
-                 Lowerer& L = b.L;
-                 const Span& at = b.call.callee;
-                 ir::Value* x = b.tensor("input");
-                 ir::Value* pos = L.apply1("gt", {x, L.constant(Val::int_(0), at)}, {}, at);
-                 ir::Value* neg =
-                     L.apply1("mul", {L.apply1("expm1", {x}, {}, at), b.operand("alpha")}, {}, at);
-                 return emit(b, "where", {pos, x, neg});
-               }});
-  t.push_back(
-      {"softplus", kF, "input, beta=1.0, threshold=20.0", [](Bound& b) {
-         Lowerer& L = b.L;
-         const Span& at = b.call.callee;
-         ir::Value* x = b.tensor("input");
-         ir::Value* bx = L.apply1("mul", {x, b.operand("beta")}, {}, at);
-         ir::Value* soft = L.apply1(
-             "div", {L.apply1("log1p", {L.apply1("exp", {bx}, {}, at)}, {}, at), b.operand("beta")},
-             {}, at);
-         ir::Value* big = L.apply1("gt", {bx, b.operand("threshold")}, {}, at);
-         return emit(b, "where", {big, x, soft});
-       }});
-  t.push_back({"hardsigmoid", kF, "input, inplace=False", [](Bound& b) {
-                 Lowerer& L = b.L;
-                 const Span& at = b.call.callee;
-                 ir::Value* y = L.apply1(
-                     "add",
-                     {L.apply1("div", {b.tensor("input"), L.constant(Val::float_(6), at)}, {}, at),
-                      L.constant(Val::float_(0.5), at)},
-                     {}, at);
-                 return emit(b, "clamp",
-                             {y, L.constant(Val::float_(0), at), L.constant(Val::float_(1), at)});
-               }});
+  add_activation_ops(t);
   t.push_back({"square", TM, "input", [](Bound& b) {
                  return emit(b, "mul", {b.tensor("input"), b.tensor("input")});
                }});

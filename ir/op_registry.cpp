@@ -130,6 +130,8 @@ const OpRegistry& OpRegistry::global() {
     register_contraction_ops(*r);
     register_conv_ops(*r);
     register_layout_ops(*r);
+    register_activation_ops(*r);
+    register_pointwise_ops(*r);
     return r;
   }();
   return *registry;

@@ -9,14 +9,22 @@
 
 namespace kiln::ir {
 
-void register_constant_ops(OpRegistry& r);      // constant, arange, full  (ops/constant.cpp)
-void register_unary_ops(OpRegistry& r);         // neg, exp, ..., cast     (ops/unary.cpp)
-void register_binary_ops(OpRegistry& r);        // add, ..., where, clamp  (ops/binary.cpp)
-void register_reduction_ops(OpRegistry& r);     // sum, mean, max, var, .. (ops/reduction.cpp)
-void register_normalization_ops(OpRegistry& r); // softmax, layer_norm, .. (ops/normalization.cpp)
-void register_contraction_ops(OpRegistry& r);   // matmul, bmm, linear     (ops/contraction.cpp)
-void register_conv_ops(OpRegistry& r);          // conv2d, max/avg_pool2d  (ops/conv.cpp)
-void register_layout_ops(OpRegistry& r);        // reshape, permute, cat.. (ops/layout.cpp)
+void register_constant_ops(OpRegistry& r);       // constant, arange, full  (ops/constant.cpp)
+void register_unary_ops(OpRegistry& r);          // neg, exp, ..., cast     (ops/unary.cpp)
+void register_binary_ops(OpRegistry& r);         // add, ..., where, clamp  (ops/binary.cpp)
+void register_reduction_ops(OpRegistry& r);      // sum, mean, max, var, .. (ops/reduction.cpp)
+void register_normalization_ops(OpRegistry& r);  // softmax, layer_norm, .. (ops/normalization.cpp)
+void register_contraction_ops(OpRegistry& r);    // matmul, bmm, linear     (ops/contraction.cpp)
+void register_conv_ops(OpRegistry& r);           // conv2d, max/avg_pool2d  (ops/conv.cpp)
+void register_layout_ops(OpRegistry& r);         // reshape, permute, cat.. (ops/layout.cpp)
+void register_activation_ops(OpRegistry& r);     // leaky_relu, elu, isnan.. (ops/activation.cpp)
+void register_pointwise_ops(OpRegistry& r);      // fmod, xlogy, addcmul,.. (ops/pointwise.cpp)
+
+// SELU's fixed constants (Klambauer et al.), as PyTorch spells them.
+inline constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+inline constexpr double kSeluScale = 1.0507009873554804934193349852946;
+// The largest finite value of a floating dtype (nan_to_num's +inf default).
+double dtype_max_finite(DType t);
 
 // --- shared helpers (ops/helpers.cpp) ---------------------------------------------
 

@@ -36,6 +36,7 @@ const LoweringTable& lowering_table() {
   static const LoweringTable table = [] {
     LoweringTable t;
     register_elementwise_lowerings(t);
+    register_activation_lowerings(t);
     register_compare_lowerings(t);
     register_layout_lowerings(t);
     register_reduction_lowerings(t);

@@ -167,6 +167,7 @@ using LoweringTable = std::map<std::string, OpLowering>;
 const LoweringTable& lowering_table();
 void register_elementwise_lowerings(LoweringTable& t);    // lower_elementwise.cpp
 void register_compare_lowerings(LoweringTable& t);        // lower_elementwise_select.cpp
+void register_activation_lowerings(LoweringTable& t);     // lower_activation.cpp
 void register_layout_lowerings(LoweringTable& t);         // lower_layout.cpp
 void register_reduction_lowerings(LoweringTable& t);      // lower_reduction.cpp
 void register_normalization_lowerings(LoweringTable& t);  // lower_normalization.cpp

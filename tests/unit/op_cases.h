@@ -36,8 +36,10 @@ struct Tol {
 
 inline bool transcendental(const std::string& op) {
   static const std::set<std::string> names = {
-      "exp",     "log",  "log1p", "expm1", "sqrt", "rsqrt",      "sin",     "cos",        "tanh",
-      "sigmoid", "silu", "erf",   "gelu",  "pow",  "reciprocal", "softmax", "log_softmax"};
+      "exp",        "log",        "log1p",       "expm1", "sqrt", "rsqrt", "sin",
+      "cos",        "tanh",       "sigmoid",     "silu",  "erf",  "gelu",  "pow",
+      "reciprocal", "softmax",    "log_softmax", "elu",   "selu", "celu",  "softplus",
+      "mish",       "logsigmoid", "logit",       "xlogy"};
   return names.count(op) > 0;
 }
 
@@ -143,7 +145,7 @@ inline const Dim N = Dim::sym("N");
 // --- elementwise: one symbolic graph per (op, dtype, attrs) ---------------------------------
 
 inline bool needs_nonzero(const std::string& op) {
-  return op == "div" || op == "remainder" || op == "pow";
+  return op == "div" || op == "remainder" || op == "pow" || op == "fmod";
 }
 
 inline void check_unary(OpCaseSink& c, const ir::OpDef& op, DType t, const Attrs& attrs,
@@ -176,7 +178,7 @@ inline void check_binary(OpCaseSink& c, const ir::OpDef& op, DType ta, DType tb,
        {strided(33, ta, 3), broadcast(33, tb, 4, nz), rnd({7, 1}, ta, 5), strided(33, tb, 6, nz)}});
   runs.push_back(
       {"M=0", {rnd({1}, ta, 7), rnd({1}, tb, 8, nz), rnd({0, 1}, ta, 9), rnd({4}, tb, 10, nz)}});
-  if (nz && op.name != "pow" && is_integral(ta) && is_integral(tb)) {
+  if (nz && op.name != "pow" && op.name != "fmod" && is_integral(ta) && is_integral(tb)) {
     // The interpreter raises "div/remainder: integer division by zero": so must the backend,
     // for a zero in the last element of a vector tail and in a broadcast operand.
     auto with_zero = [](Tensor t, int64_t k) {
@@ -191,6 +193,39 @@ inline void check_binary(OpCaseSink& c, const ir::OpDef& op, DType ta, DType tb,
                      with_zero(rnd({5}, tb, 16, true), 1)}});
   }
   c.check(op, label + " " + dtype_name(ta) + "," + dtype_name(tb), *g, runs);
+}
+
+// addcmul, addcdiv, lerp: out0 = op(a[N], b[N], c[N]); out1 = op(a[M, 1], b[K], c[1])
+// broadcasts to [M, K]; lerp also with a number weight.
+inline void check_ternary(OpCaseSink& c, const ir::OpDef& op, DType t) {
+  Dim M = Dim::sym("M"), K = Dim::sym("K");
+  bool nz = op.name == "addcdiv";
+  auto g = try_build(
+      op.name, {{in(t, {N}), in(t, {N}), in(t, {N})}, {in(t, {M, 1}), in(t, {K}), in(t, {1})}},
+      {{}, {}});
+  if (g) {
+    std::vector<Run> runs;
+    for (int64_t n : kSizes) {
+      runs.push_back({"N=" + std::to_string(n),
+                      {rnd({n}, t, uint64_t(n)), rnd({n}, t, uint64_t(n + 50)),
+                       rnd({n}, t, uint64_t(n + 90), nz), rnd({3, 1}, t, 1), rnd({5}, t, 2),
+                       rnd({1}, t, 3, nz)}});
+    }
+    runs.push_back({"strided/stride-0 N=33",
+                    {strided(33, t, 3), broadcast(33, t, 4), strided(33, t, 5, nz),
+                     rnd({7, 1}, t, 5), rnd({0}, t, 6), rnd({1}, t, 7, nz)}});
+    c.check(op, std::string(dtype_name(t)), *g, runs);
+  }
+  if (op.name != "lerp") return;
+  for (double w : {0.25, 0.75}) {
+    auto gw = try_build(op.name, {{in(t, {N}), in(t, {N}), cst(AttrValue(w))}}, {{}});
+    if (!gw) continue;
+    std::vector<Run> runs;
+    for (int64_t n : kSizes) {
+      runs.push_back({"N=" + std::to_string(n), {rnd({n}, t, uint64_t(n)), rnd({n}, t, 9)}});
+    }
+    c.check(op, "weight=" + std::to_string(w) + " " + dtype_name(t), *gw, runs);
+  }
 }
 
 inline void check_elementwise(OpCaseSink& c, const ir::OpDef& op) {
@@ -229,6 +264,8 @@ inline void check_elementwise(OpCaseSink& c, const ir::OpDef& op) {
         for (int64_t s : kSizes) runs.push_back({"N=" + std::to_string(s), {rnd({s}, t, 1)}});
         c.check(op, std::string(label) + " " + dtype_name(t), *g, runs);
       }
+    } else if (n == "addcmul" || n == "addcdiv" || n == "lerp") {
+      check_ternary(c, op, t);
     } else if (op.operands.size() == 1) {
       check_unary(c, op, t, {}, "");
       if (n == "gelu") check_unary(c, op, t, {{"approximate", std::string("tanh")}}, "tanh");

@@ -233,6 +233,10 @@ std::vector<Case> cases_for(const ir::OpDef& op) {
     if (op.operands.size() == 2) ins.push_back(random_tensor({7}, DType::I32, 3, true));
     return {{ins, {}}};
   }
+  if (op.category == ir::OpCategory::Elementwise && op.operands.size() == 3) {
+    return {{{rnd({3, 7}), transposed({3, 7}), rnd({7})}, {}},
+            {{rnd({33, 1}), rnd({31}), rnd({1, 31})}, {}}};
+  }
   if (op.category == ir::OpCategory::Elementwise && op.operands.size() == 1) {
     return {{{rnd({1023})}, {}}, {{transposed({7, 9})}, {}}};
   }

@@ -52,13 +52,13 @@ struct G {
 
 void require_float(Bound& b, const std::string& name, ir::Value* x) {
   if (!is_floating(x->type().dtype())) {
-    b.fail(name, b.fn + " expects a floating '" + name + "', got " + x->type().str());
+    b.fail(name, "expects a floating '" + name + "', got " + x->type().str());
   }
 }
 
 void require_same_shape(Bound& b, ir::Value* input, ir::Value* target) {
   if (input->type().dims() != target->type().dims()) {
-    b.fail("target", b.fn + ": target size " + target->type().str() +
+    b.fail("target", "target size " + target->type().str() +
                          " must be the same as input size " + input->type().str());
   }
 }
@@ -129,19 +129,19 @@ ClassPick pick_classes(Bound& b, ir::Value* input, ir::Value* target) {
   const ir::Type& tt = target->type();
   if (tt.dtype() != DType::I64) {
     bool ce = b.fn.find("cross_entropy") != std::string::npos;
-    b.fail("target", b.fn + " expects int64 class indices" +
+    b.fail("target", "expects int64 class indices" +
                          (ce ? std::string(" or floating class probabilities") : std::string()) +
                          " as target, got " + tt.str());
   }
-  if (it.rank() == 0) b.fail("input", b.fn + " expects an input of 1 or more dims, got " + it.str());
+  if (it.rank() == 0) b.fail("input", "expects an input of 1 or more dims, got " + it.str());
   ClassPick p;
   p.cdim = it.rank() == 1 ? 0 : 1;
   p.classes = b.L.static_dim(input, p.cdim, b.span("input"));
-  if (p.classes == 0) b.fail("input", b.fn + " needs at least one class, got " + it.str());
+  if (p.classes == 0) b.fail("input", "needs at least one class, got " + it.str());
   ir::Dims want = it.dims();
   want.erase(want.begin() + p.cdim);
   if (tt.dims() != want) {
-    b.fail("target", b.fn + ": expected target of shape " + ir::dims_str(want) + " for input " +
+    b.fail("target", "expected target of shape " + ir::dims_str(want) + " for input " +
                          it.str() + ", got " + tt.str());
   }
   ir::Value* ar = g.op("arange", {},
@@ -156,7 +156,7 @@ ClassPick pick_classes(Bound& b, ir::Value* input, ir::Value* target) {
   if (!b.is_none("weight")) {
     ir::Value* w = b.tensor("weight");
     if (w->type().rank() != 1 || w->type().dims()[0] != ir::Dim(p.classes)) {
-      b.fail("weight", b.fn + ": weight must be a 1-D tensor of " + std::to_string(p.classes) +
+      b.fail("weight", "weight must be a 1-D tensor of " + std::to_string(p.classes) +
                            " elements (one per class), got " + w->type().str());
     }
     require_float(b, "weight", w);
@@ -202,7 +202,7 @@ Val cross_entropy(Bound& b) {
     b.fail("label_smoothing", "label_smoothing must be between 0.0 and 1.0, got " +
                                   std::to_string(ls));
   }
-  if (x->type().rank() == 0) b.fail("input", "cross_entropy expects an input of 1 or more dims");
+  if (x->type().rank() == 0) b.fail("input", "expects an input of 1 or more dims");
   int64_t cdim = x->type().rank() == 1 ? 0 : 1;
   ir::Value* logp = g.op("log_softmax", {x}, {{"dim", cdim}});
   if (is_floating(t->type().dtype())) {
@@ -212,13 +212,13 @@ Val cross_entropy(Bound& b) {
       b.fail("ignore_index", "ignore_index is not supported for floating point target");
     }
     int64_t classes = b.L.static_dim(x, cdim, b.span("input"));
-    if (classes == 0) b.fail("input", "cross_entropy needs at least one class, got " + x->type().str());
+    if (classes == 0) b.fail("input", "needs at least one class, got " + x->type().str());
     if (ls > 0) t = g.add(g.mul(t, g.c(1 - ls)), g.c(ls / double(classes)));
     ir::Value* prod = g.mul(logp, t);
     if (!b.is_none("weight")) {
       ir::Value* w = b.tensor("weight");
       if (w->type().rank() != 1 || w->type().dims()[0] != ir::Dim(classes)) {
-        b.fail("weight", "cross_entropy: weight must be a 1-D tensor of " +
+        b.fail("weight", "weight must be a 1-D tensor of " +
                              std::to_string(classes) + " elements, got " + w->type().str());
       }
       prod = g.mul(prod, g.along(w, cdim, x->type().rank()));
@@ -377,7 +377,7 @@ Val pairwise_distance(Bound& b) {
   require_float(b, "x2", x2);
   int64_t rank = std::max(x1->type().rank(), x2->type().rank());
   ir::Value* d = g.add(g.sub(x1, x2), g.c(b.float_("eps")));
-  if (rank == 0) b.fail("x1", "pairwise_distance expects inputs of 1 or more dims");
+  if (rank == 0) b.fail("x1", "expects inputs of 1 or more dims");
   return b.L.fresh(vector_norm(g, d, b.float_("p"), rank - 1, b.bool_("keepdim")));
 }
 
@@ -401,7 +401,7 @@ void check_channels(Bound& b, const char* name, int64_t channels) {
   if (b.is_none(name)) return;
   ir::Value* w = b.tensor(name);
   if (w->type().rank() != 1 || w->type().dims()[0] != ir::Dim(channels)) {
-    b.fail(name, b.fn + ": '" + name + "' must be a 1-D tensor of " + std::to_string(channels) +
+    b.fail(name, std::string("'") + name + "' must be a 1-D tensor of " + std::to_string(channels) +
                      " elements (one per channel), got " + w->type().str());
   }
 }
@@ -411,9 +411,9 @@ Val group_norm(Bound& b) {
   ir::Value* x = b.tensor("input");
   require_float(b, "input", x);
   const ir::Type& t = x->type();
-  if (t.rank() < 2) b.fail("input", "group_norm expects an input of 2 or more dims (N, C, *), got " + t.str());
+  if (t.rank() < 2) b.fail("input", "expects an input of 2 or more dims (N, C, *), got " + t.str());
   if (!ir::dims_are_static(t.dims())) {
-    b.fail("input", "group_norm of a tensor with symbolic sizes " + t.str() + " is not supported yet");
+    b.fail("input", "a tensor with symbolic sizes " + t.str() + " is not supported yet");
   }
   Shape shape = ir::static_shape(t.dims());
   int64_t groups = b.int_("num_groups"), channels = shape[1];
@@ -435,7 +435,7 @@ Val instance_norm(Bound& b) {
   require_float(b, "input", x);
   const ir::Type& t = x->type();
   if (t.rank() < 3) {
-    b.fail("input", "instance_norm expects an input of 3 or more dims (N, C, *), got " + t.str());
+    b.fail("input", "expects an input of 3 or more dims (N, C, *), got " + t.str());
   }
   int64_t channels = b.L.static_dim(x, 1, b.span("input"));
   check_channels(b, "weight", channels);
@@ -444,7 +444,7 @@ Val instance_norm(Bound& b) {
   if (!stats) {
     if (b.is_none("running_mean") || b.is_none("running_var")) {
       b.fail("use_input_stats",
-             "instance_norm with use_input_stats=False needs running_mean and running_var");
+             "use_input_stats=False needs running_mean and running_var");
     }
     return emit(b, "batch_norm",
                 {x, b.tensor("running_mean"), b.tensor("running_var"), b.opt_tensor("weight"),
@@ -453,7 +453,7 @@ Val instance_norm(Bound& b) {
   }
   if (!b.is_none("running_mean") || !b.is_none("running_var")) {
     b.fail("use_input_stats",
-           "instance_norm with use_input_stats=True updates running_mean/running_var in place, "
+           "use_input_stats=True updates running_mean/running_var in place, "
            "which is not supported; pass use_input_stats=False (eval mode) or no running stats");
   }
   std::vector<int64_t> dims;
@@ -463,7 +463,7 @@ Val instance_norm(Bound& b) {
     if (!(t.dims()[size_t(d)] == ir::Dim(1))) one = false;
   }
   if (one) {
-    b.fail("input", "instance_norm expects more than 1 spatial element when using input stats, "
+    b.fail("input", "expects more than 1 spatial element when using input stats, "
                     "got " + t.str());
   }
   return b.L.fresh(normalize_over(b, x, dims, b.float_("eps"), nullptr, t.rank()));
@@ -478,7 +478,7 @@ Val sdpa(Bound& b) {
   ir::Value* v = b.tensor("value");
   for (const char* n : {"query", "key", "value"}) require_float(b, n, b.tensor(n));
   if (b.float_("dropout_p") != 0.0) {
-    b.fail("dropout_p", "scaled_dot_product_attention with dropout_p > 0 is random and is not "
+    b.fail("dropout_p", "dropout_p > 0 is random and is not "
                         "supported; pass dropout_p=0.0 (eval mode)");
   }
   for (const char* n : {"query", "key"}) {
@@ -541,7 +541,7 @@ Val glu(Bound& b) {
   int64_t dim = b.int_("dim");
   int64_t n = b.L.static_dim(x, dim, b.span("dim"));
   if (n % 2 != 0) {
-    b.fail("dim", "glu halves dimension " + std::to_string(dim) + ", which must be even, got size " +
+    b.fail("dim", "halves dimension " + std::to_string(dim) + ", which must be even, got size " +
                       std::to_string(n));
   }
   auto half = [&](int64_t start) {
@@ -556,7 +556,7 @@ Val local_response_norm(Bound& b) {
   require_float(b, "input", x);
   const ir::Type& t = x->type();
   if (t.rank() < 3) {
-    b.fail("input", "local_response_norm expects an input of 3 or more dims, got " + t.str());
+    b.fail("input", "expects an input of 3 or more dims, got " + t.str());
   }
   int64_t size = b.int_("size");
   if (size <= 0) b.fail("size", "size must be positive, got " + std::to_string(size));
@@ -613,14 +613,14 @@ void add_nn2_ops(std::vector<OpEntry>& t) {
                }});
   t.push_back({"smooth_l1_loss", kF, std::string(kLossSig) + ", beta=1.0", [](Bound& b) {
                  double beta = b.float_("beta");
-                 if (beta < 0) b.fail("beta", "smooth_l1_loss does not support negative beta");
+                 if (beta < 0) b.fail("beta", "does not support negative beta");
                  return pointwise_loss(b, [beta](G& g, ir::Value* a, ir::Value*) {
                    return beta == 0 ? a : quad_lin(g, a, beta, beta, 1.0);
                  });
                }});
   t.push_back({"huber_loss", kF, "input, target, reduction='mean', delta=1.0", [](Bound& b) {
                  double delta = b.float_("delta");
-                 if (delta <= 0) b.fail("delta", "huber_loss does not support non-positive delta");
+                 if (delta <= 0) b.fail("delta", "does not support non-positive delta");
                  return pointwise_loss(b, [delta](G& g, ir::Value* a, ir::Value*) {
                    return quad_lin(g, a, delta, 1.0, delta);
                  });

@@ -471,6 +471,30 @@ Val instance_norm(Bound& b) {
 
 // --- attention ---------------------------------------------------------------------------
 
+// Grouped-query attention: each of key's Hk heads serves Hq / Hk query heads
+// (dim -3), as repeat_interleave(Hq / Hk, dim=-3) would.
+ir::Value* repeat_heads(Bound& b, ir::Value* kv, ir::Value* q, const char* name) {
+  G g(b);
+  const ir::Type& t = kv->type();
+  if (t.rank() < 3 || q->type().rank() < 3) return kv;
+  int64_t hq = b.L.static_dim(q, -3, b.span("query")), hk = b.L.static_dim(kv, -3, b.span(name));
+  if (hq == hk) return kv;
+  if (hk == 0 || hq % hk != 0) {
+    b.fail(name, "enable_gqa needs the query heads (" + std::to_string(hq) +
+                     ") to be a multiple of the " + name + " heads (" + std::to_string(hk) + ")");
+  }
+  if (!ir::dims_are_static(t.dims())) {
+    b.fail(name, "enable_gqa with symbolic sizes " + t.str() + " is not supported yet");
+  }
+  Shape shape = ir::static_shape(t.dims());
+  int64_t r = t.rank();
+  std::vector<int64_t> size(shape.begin(), shape.end());
+  size.insert(size.begin() + (r - 2), hq / hk);  // [..., Hk, group, S, E]
+  ir::Value* e = g.op("expand", {g.op("unsqueeze", {kv}, {{"dim", r - 2}})}, {{"size", size}});
+  shape[size_t(r - 3)] = hq;
+  return g.op("reshape", {e}, {{"shape", std::vector<int64_t>(shape.begin(), shape.end())}});
+}
+
 Val sdpa(Bound& b) {
   G g(b);
   ir::Value* q = b.tensor("query");
@@ -490,6 +514,10 @@ Val sdpa(Bound& b) {
   bool causal = b.bool_("is_causal");
   if (causal && !b.is_none("attn_mask")) {
     b.fail("attn_mask", "attn_mask must be None when is_causal=True");
+  }
+  if (b.bool_("enable_gqa")) {
+    k = repeat_heads(b, k, q, "key");
+    v = repeat_heads(b, v, q, "value");
   }
   double scale = b.is_none("scale")
                      ? 1.0 / std::sqrt(double(b.L.static_dim(q, -1, b.span("query"))))
@@ -592,7 +620,10 @@ Val local_response_norm(Bound& b) {
 
 void add_nn2_ops(std::vector<OpEntry>& t) {
   // --- normalization ---------------------------------------------------------------------
-  t.push_back({"group_norm", kF | kTorch, "input, num_groups, weight=None, bias=None, eps=1e-05",
+  t.push_back({"group_norm", kF, "input, num_groups, weight=None, bias=None, eps=1e-05",
+               group_norm});
+  t.push_back({"group_norm", kTorch,
+               "input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True",
                group_norm});
   t.push_back({"instance_norm", kF,
                "input, running_mean=None, running_var=None, weight=None, bias=None, "
@@ -602,7 +633,8 @@ void add_nn2_ops(std::vector<OpEntry>& t) {
                local_response_norm});
   // --- attention -------------------------------------------------------------------------
   t.push_back({"scaled_dot_product_attention", kF,
-               "query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None",
+               "query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, "
+               "enable_gqa=False",
                sdpa});
   // --- losses ----------------------------------------------------------------------------
   t.push_back({"mse_loss", kF, kLossSig, [](Bound& b) {

@@ -173,6 +173,9 @@ for shape, groups, dt in [((1, 6, 5), 3, np.float32), ((7, 4, 3, 3), 2, F64), ((
     e = f"F.group_norm(x, {groups}, w, b, eps=1e-3)"
     s.case(f"{e} {shape}", src_of("xwb", e), {"x": x, "w": s.randn((c,), dt), "b": s.randn((c,), dt)},
            lambda x, w, b, g=groups: F.group_norm(x, g, w, b, eps=1e-3), rtol=1e-4, atol=1e-5)
+s.case("torch.group_norm", src_of("x", "torch.group_norm(x, 2, None, None, 1e-3, True)"),
+       {"x": s.randn((3, 4, 5))}, lambda x: torch.group_norm(x, 2, None, None, 1e-3, True),
+       rtol=1e-4, atol=1e-5)
 for shape, dt in [((1, 3, 5), np.float32), ((7, 2, 3, 4), F64), ((2, 3, 1023), np.float32)]:
     x, c = s.randn(shape, dt) * 2 - 1, shape[1]
     s.case(f"instance_norm {shape}", src_of("x", "F.instance_norm(x)"), {"x": x}, F.instance_norm,
@@ -222,6 +225,11 @@ for (b, h, L, S, E, Ev), dt in [((1, 1, 1, 1, 4, 4), np.float32), ((2, 3, 7, 5, 
     s.case(f"sdpa float mask {q.shape}", src_of("qkvm", e),
            {"q": q, "k": k, "v": v, "m": s.randn((L, S), dt)},
            lambda q, k, v, m: sdpa_ref(q, k, v, attn_mask=m), rtol=1e-4, atol=1e-5)
+q, k, v = s.randn((2, 6, 5, 8)), s.randn((2, 2, 7, 8)), s.randn((2, 2, 7, 3))
+s.case("sdpa enable_gqa", src_of("qkv", "F.scaled_dot_product_attention(q, k, v, enable_gqa=True)"),
+       {"q": q, "k": k, "v": v},
+       lambda q, k, v: sdpa_ref(q, k.repeat_interleave(3, -3), v.repeat_interleave(3, -3)),
+       rtol=1e-4, atol=1e-5)
 q = s.randn((3, 4, 8))
 s.case("sdpa 3-D fully masked row is nan",
        src_of("qm", "F.scaled_dot_product_attention(q, q, q, attn_mask=m)"),
@@ -263,6 +271,8 @@ ERRORS = [
     ("F.scaled_dot_product_attention(x, x, x, dropout_p=0.1)", {"x": s.randn((2, 3, 4)), "t": 0},
      "dropout_p"),
     ("F.group_norm(x, 3)", {"x": s.randn((2, 4, 5)), "t": 0}, "divisible by num_groups"),
+    ("F.scaled_dot_product_attention(x, t, t, enable_gqa=True)",
+     {"x": s.randn((3, 4, 2)), "t": s.randn((2, 4, 2))}, "multiple of the key heads"),
     ("F.binary_cross_entropy(x, t)", {"x": s.randn((3, 1)), "t": s.randn((3,))},
      "must be the same as input size"),
 ]

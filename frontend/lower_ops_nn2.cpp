@@ -58,8 +58,8 @@ void require_float(Bound& b, const std::string& name, ir::Value* x) {
 
 void require_same_shape(Bound& b, ir::Value* input, ir::Value* target) {
   if (input->type().dims() != target->type().dims()) {
-    b.fail("target", "target size " + target->type().str() +
-                         " must be the same as input size " + input->type().str());
+    b.fail("target", "target size " + target->type().str() + " must be the same as input size " +
+                         input->type().str());
   }
 }
 
@@ -141,14 +141,12 @@ ClassPick pick_classes(Bound& b, ir::Value* input, ir::Value* target) {
   ir::Dims want = it.dims();
   want.erase(want.begin() + p.cdim);
   if (tt.dims() != want) {
-    b.fail("target", "expected target of shape " + ir::dims_str(want) + " for input " +
-                         it.str() + ", got " + tt.str());
+    b.fail("target", "expected target of shape " + ir::dims_str(want) + " for input " + it.str() +
+                         ", got " + tt.str());
   }
-  ir::Value* ar = g.op("arange", {},
-                       {{"start", 0.0},
-                        {"end", double(p.classes)},
-                        {"step", 1.0},
-                        {"dtype", DType::I64}});
+  ir::Value* ar =
+      g.op("arange", {},
+           {{"start", 0.0}, {"end", double(p.classes)}, {"step", 1.0}, {"dtype", DType::I64}});
   ar = g.along(ar, p.cdim, it.rank());
   p.onehot = g.op("eq", {g.op("unsqueeze", {target}, {{"dim", p.cdim}}), ar});
   p.valid = g.op("ne", {target, b.L.constant(Val::int_(b.int_("ignore_index")), g.at)});
@@ -199,8 +197,8 @@ Val cross_entropy(Bound& b) {
   std::string r = reduction_of(b);
   double ls = b.float_("label_smoothing");
   if (!(ls >= 0.0 && ls <= 1.0)) {
-    b.fail("label_smoothing", "label_smoothing must be between 0.0 and 1.0, got " +
-                                  std::to_string(ls));
+    b.fail("label_smoothing",
+           "label_smoothing must be between 0.0 and 1.0, got " + std::to_string(ls));
   }
   if (x->type().rank() == 0) b.fail("input", "expects an input of 1 or more dims");
   int64_t cdim = x->type().rank() == 1 ? 0 : 1;
@@ -218,8 +216,8 @@ Val cross_entropy(Bound& b) {
     if (!b.is_none("weight")) {
       ir::Value* w = b.tensor("weight");
       if (w->type().rank() != 1 || w->type().dims()[0] != ir::Dim(classes)) {
-        b.fail("weight", "weight must be a 1-D tensor of " +
-                             std::to_string(classes) + " elements, got " + w->type().str());
+        b.fail("weight", "weight must be a 1-D tensor of " + std::to_string(classes) +
+                             " elements, got " + w->type().str());
       }
       prod = g.mul(prod, g.along(w, cdim, x->type().rank()));
     }
@@ -243,8 +241,7 @@ Val cross_entropy(Bound& b) {
   } else if (r == "mean") {
     smooth = g.div(g.sum(smooth), g.sum(p.wt));
   }
-  return b.L.fresh(
-      g.add(g.mul(nll, g.c(1 - ls)), g.mul(smooth, g.c(ls / double(p.classes)))));
+  return b.L.fresh(g.add(g.mul(nll, g.c(1 - ls)), g.mul(smooth, g.c(ls / double(p.classes)))));
 }
 
 // --- binary and distribution losses ---------------------------------------------------------
@@ -275,9 +272,8 @@ Val bce_with_logits(Bound& b) {
   std::string r = reduction_of(b);
   // (1 - t) * x + lw * (log1p(exp(-|x|)) + max(-x, 0)): log(1 + exp(-x))
   // without overflow; lw = 1 + (pos_weight - 1) * t.
-  ir::Value* softplus_neg =
-      g.add(g.op("log1p", {g.op("exp", {g.op("neg", {g.op("abs", {x})})})}),
-            g.op("relu", {g.op("neg", {x})}));
+  ir::Value* softplus_neg = g.add(g.op("log1p", {g.op("exp", {g.op("neg", {g.op("abs", {x})})})}),
+                                  g.op("relu", {g.op("neg", {x})}));
   if (!b.is_none("pos_weight")) {
     ir::Value* lw = g.add(g.mul(g.sub(b.tensor("pos_weight"), g.c(1.0)), t), g.c(1.0));
     softplus_neg = g.mul(lw, softplus_neg);
@@ -294,9 +290,8 @@ Val kl_div(Bound& b) {
   require_float(b, "input", x);
   require_float(b, "target", t);
   std::string r = reduction_of(b, true);
-  ir::Value* loss = b.bool_("log_target")
-                        ? g.mul(g.op("exp", {t}), g.sub(t, x))
-                        : g.sub(g.op("xlogy", {t, t}), g.mul(t, x));
+  ir::Value* loss = b.bool_("log_target") ? g.mul(g.op("exp", {t}), g.sub(t, x))
+                                          : g.sub(g.op("xlogy", {t, t}), g.mul(t, x));
   if (r != "batchmean") return reduce(b, loss, r);
   ir::Value* total = g.sum(loss);
   if (x->type().rank() == 0) return b.L.fresh(total);
@@ -391,7 +386,8 @@ ir::Value* normalize_over(Bound& b, ir::Value* x, const std::vector<int64_t>& di
   ir::Value* m = g.mean(x, dims, true);
   ir::Value* v = g.op("var", {x}, {{"dim", dims}, {"correction", int64_t(0)}, {"keepdim", true}});
   ir::Value* y = g.mul(g.sub(x, m), g.op("rsqrt", {g.add(v, g.c(eps))}));
-  if (shape_back) y = g.op("reshape", {y}, {{"shape", ir::static_shape(shape_back->type().dims())}});
+  if (shape_back)
+    y = g.op("reshape", {y}, {{"shape", ir::static_shape(shape_back->type().dims())}});
   if (!b.is_none("weight")) y = g.mul(y, g.along(b.tensor("weight"), 1, rank));
   if (!b.is_none("bias")) y = g.add(y, g.along(b.tensor("bias"), 1, rank));
   return y;
@@ -425,7 +421,8 @@ Val group_norm(Bound& b) {
   check_channels(b, "bias", channels);
   int64_t inner = 1;
   for (size_t k = 1; k < shape.size(); ++k) inner *= shape[k];
-  ir::Value* xg = g.op("reshape", {x}, {{"shape", std::vector<int64_t>{shape[0], groups, inner / groups}}});
+  ir::Value* xg =
+      g.op("reshape", {x}, {{"shape", std::vector<int64_t>{shape[0], groups, inner / groups}}});
   return b.L.fresh(normalize_over(b, xg, {2}, b.float_("eps"), x, t.rank()));
 }
 
@@ -443,8 +440,7 @@ Val instance_norm(Bound& b) {
   bool stats = b.bool_("use_input_stats");
   if (!stats) {
     if (b.is_none("running_mean") || b.is_none("running_var")) {
-      b.fail("use_input_stats",
-             "use_input_stats=False needs running_mean and running_var");
+      b.fail("use_input_stats", "use_input_stats=False needs running_mean and running_var");
     }
     return emit(b, "batch_norm",
                 {x, b.tensor("running_mean"), b.tensor("running_var"), b.opt_tensor("weight"),
@@ -463,8 +459,10 @@ Val instance_norm(Bound& b) {
     if (!(t.dims()[size_t(d)] == ir::Dim(1))) one = false;
   }
   if (one) {
-    b.fail("input", "expects more than 1 spatial element when using input stats, "
-                    "got " + t.str());
+    b.fail("input",
+           "expects more than 1 spatial element when using input stats, "
+           "got " +
+               t.str());
   }
   return b.L.fresh(normalize_over(b, x, dims, b.float_("eps"), nullptr, t.rank()));
 }
@@ -502,8 +500,9 @@ Val sdpa(Bound& b) {
   ir::Value* v = b.tensor("value");
   for (const char* n : {"query", "key", "value"}) require_float(b, n, b.tensor(n));
   if (b.float_("dropout_p") != 0.0) {
-    b.fail("dropout_p", "dropout_p > 0 is random and is not "
-                        "supported; pass dropout_p=0.0 (eval mode)");
+    b.fail("dropout_p",
+           "dropout_p > 0 is random and is not "
+           "supported; pass dropout_p=0.0 (eval mode)");
   }
   for (const char* n : {"query", "key"}) {
     if (b.tensor(n)->type().rank() < 2) {
@@ -522,13 +521,16 @@ Val sdpa(Bound& b) {
   double scale = b.is_none("scale")
                      ? 1.0 / std::sqrt(double(b.L.static_dim(q, -1, b.span("query"))))
                      : b.float_("scale");
-  ir::Value* s = g.op("matmul", {q, g.op("transpose", {k}, {{"dim0", int64_t(-2)}, {"dim1", int64_t(-1)}})});
+  ir::Value* s =
+      g.op("matmul", {q, g.op("transpose", {k}, {{"dim0", int64_t(-2)}, {"dim1", int64_t(-1)}})});
   s = g.mul(s, g.c(scale));
   ir::Value* ninf = g.c(-INFINITY);
   if (causal) {
-    int64_t rows = b.L.static_dim(q, -2, b.span("query")), cols = b.L.static_dim(k, -2, b.span("key"));
+    int64_t rows = b.L.static_dim(q, -2, b.span("query")),
+            cols = b.L.static_dim(k, -2, b.span("key"));
     auto ar = [&](int64_t n, int64_t dim) {
-      ir::Value* a = g.op("arange", {}, {{"start", 0.0}, {"end", double(n)}, {"step", 1.0}, {"dtype", DType::I64}});
+      ir::Value* a = g.op(
+          "arange", {}, {{"start", 0.0}, {"end", double(n)}, {"step", 1.0}, {"dtype", DType::I64}});
       return g.op("unsqueeze", {a}, {{"dim", dim}});
     };
     s = g.where(g.op("le", {ar(cols, 0), ar(rows, 1)}), s, ninf);
@@ -573,7 +575,8 @@ Val glu(Bound& b) {
                       std::to_string(n));
   }
   auto half = [&](int64_t start) {
-    return g.op("slice", {x}, {{"dim", dim}, {"start", start}, {"end", start + n / 2}, {"step", int64_t(1)}});
+    return g.op("slice", {x},
+                {{"dim", dim}, {"start", start}, {"end", start + n / 2}, {"step", int64_t(1)}});
   };
   return b.L.fresh(g.mul(half(0), g.op("sigmoid", {half(n / 2)})));
 }
@@ -597,12 +600,15 @@ Val local_response_norm(Bound& b) {
     int64_t lo = j - size / 2;  // channel offset of this window slot
     int64_t start = std::max<int64_t>(0, lo), end = std::min(channels, channels + lo);
     if (start >= end) continue;
-    ir::Value* part = g.op("slice", {sq}, {{"dim", int64_t(1)}, {"start", start}, {"end", end}, {"step", int64_t(1)}});
+    ir::Value* part = g.op(
+        "slice", {sq}, {{"dim", int64_t(1)}, {"start", start}, {"end", end}, {"step", int64_t(1)}});
     // Shifted so that output channel c sees channel c + lo; zeros where that is outside.
     std::vector<ir::Value*> pieces;
     int64_t before = start - lo, after = channels - (end - lo);
     auto zeros = [&](int64_t n) {
-      ir::Value* z = g.op("slice", {sq}, {{"dim", int64_t(1)}, {"start", int64_t(0)}, {"end", n}, {"step", int64_t(1)}});
+      ir::Value* z =
+          g.op("slice", {sq},
+               {{"dim", int64_t(1)}, {"start", int64_t(0)}, {"end", n}, {"step", int64_t(1)}});
       return g.where(g.op("isnan", {z}), g.c(0.0), g.c(0.0));
     };
     if (before > 0) pieces.push_back(zeros(before));
@@ -612,7 +618,8 @@ Val local_response_norm(Bound& b) {
     acc = acc ? g.add(acc, shifted) : shifted;
   }
   ir::Value* div = g.div(acc ? acc : g.mul(sq, g.c(0.0)), g.c(double(size)));
-  div = g.op("pow", {g.add(g.mul(div, g.c(b.float_("alpha"))), g.c(b.float_("k"))), g.c(b.float_("beta"))});
+  div = g.op("pow", {g.add(g.mul(div, g.c(b.float_("alpha"))), g.c(b.float_("k"))),
+                     g.c(b.float_("beta"))});
   return b.L.fresh(g.div(x, div));
 }
 
@@ -620,8 +627,8 @@ Val local_response_norm(Bound& b) {
 
 void add_nn2_ops(std::vector<OpEntry>& t) {
   // --- normalization ---------------------------------------------------------------------
-  t.push_back({"group_norm", kF, "input, num_groups, weight=None, bias=None, eps=1e-05",
-               group_norm});
+  t.push_back(
+      {"group_norm", kF, "input, num_groups, weight=None, bias=None, eps=1e-05", group_norm});
   t.push_back({"group_norm", kTorch,
                "input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True",
                group_norm});
@@ -638,7 +645,8 @@ void add_nn2_ops(std::vector<OpEntry>& t) {
                sdpa});
   // --- losses ----------------------------------------------------------------------------
   t.push_back({"mse_loss", kF, kLossSig, [](Bound& b) {
-                 return pointwise_loss(b, [](G& g, ir::Value*, ir::Value* d) { return g.mul(d, d); });
+                 return pointwise_loss(b,
+                                       [](G& g, ir::Value*, ir::Value* d) { return g.mul(d, d); });
                }});
   t.push_back({"l1_loss", kF, kLossSig, [](Bound& b) {
                  return pointwise_loss(b, [](G&, ir::Value* a, ir::Value*) { return a; });
@@ -689,7 +697,8 @@ void add_nn2_ops(std::vector<OpEntry>& t) {
                pairwise_distance});
   // --- small activations -------------------------------------------------------------------
   t.push_back({"softmin", kF, "input, dim=None, _stacklevel=3, dtype=None", [](Bound& b) {
-                 if (b.is_none("dim")) b.fail("softmin without an explicit dim is not supported; pass dim=");
+                 if (b.is_none("dim"))
+                   b.fail("softmin without an explicit dim is not supported; pass dim=");
                  ir::Attrs attrs{{"dim", b.int_("dim")}};
                  if (auto d = b.dtype("dtype")) attrs.set("dtype", *d);
                  G g(b);

@@ -47,6 +47,12 @@ for i, (expr, ref) in enumerate(POINTWISE.items()):
     e = expr.format("")
     s.case(f"{e} special", src_of("xy", e), {"x": s.special(), "y": s.special()[::-1].copy()},
            lambda x, y, ref=ref: ref(x, y))
+for expr, ref in [("F.mse_loss(x, y{})", F.mse_loss), ("F.l1_loss(x, y{})", F.l1_loss)]:
+    s.case(f"{expr} f16", src_of("xy", reductions(expr)),
+           {"x": s.randn((7, 5), np.float16), "y": s.randn((7, 5), np.float16)},
+           each_reduction(ref), rtol=2e-3, atol=2e-3)
+s.case("softsign f16", src_of("x", "F.softsign(x)"), {"x": s.randn((1023,), np.float16) * 3},
+       F.softsign, rtol=2e-3, atol=2e-3)
 s.case("mse_loss broadcast target", src_of("xy", "F.mse_loss(x, y, reduction='none')"),
        {"x": s.randn((4, 7)), "y": s.randn((7,))}, lambda x, y: (x - y) ** 2)
 

@@ -44,9 +44,12 @@ for i, (expr, ref) in enumerate(POINTWISE.items()):
     for shape, dt in shapes[i % 2::2]:
         s.case(f"{expr} {shape} {dt.__name__}", src_of("xy", reductions(expr)),
                {"x": s.randn(shape, dt) * 3, "y": s.randn(shape, dt) * 3}, each_reduction(ref))
-    e = expr.format("")
-    s.case(f"{e} special", src_of("xy", e), {"x": s.special(), "y": s.special()[::-1].copy()},
-           lambda x, y, ref=ref: ref(x, y))
+# NaN/Inf: every pointwise loss in one def (unreduced and mean).
+exprs = [e.format(r) for e in POINTWISE for r in ["", ", reduction='none'"]]
+s.case("pointwise losses special", src_of("xy", "(" + ", ".join(exprs) + ")"),
+       {"x": s.special(), "y": s.special()[::-1].copy()},
+       lambda x, y: tuple(ref(x, y, **k) for ref in POINTWISE.values()
+                          for k in [{}, {"reduction": "none"}]))
 for expr, ref in [("F.mse_loss(x, y{})", F.mse_loss), ("F.l1_loss(x, y{})", F.l1_loss)]:
     s.case(f"{expr} f16", src_of("xy", reductions(expr)),
            {"x": s.randn((7, 5), np.float16), "y": s.randn((7, 5), np.float16)},
@@ -173,27 +176,22 @@ for shape, groups, dt in [((1, 6, 5), 3, np.float32), ((7, 4, 3, 3), 2, F64), ((
                           ((2, 8, 1023), 1, np.float32), ((0, 4, 3), 2, np.float32)]:
     x = s.randn(shape, dt) * 3 + 1
     c = shape[1]
-    e = f"F.group_norm(x, {groups})"
-    s.case(f"{e} {shape}", src_of("x", e), {"x": x}, lambda x, g=groups: F.group_norm(x, g),
-           rtol=1e-4, atol=1e-5)
-    e = f"F.group_norm(x, {groups}, w, b, eps=1e-3)"
+    e = f"(F.group_norm(x, {groups}), F.group_norm(x, {groups}, w, b, eps=1e-3))"
     s.case(f"{e} {shape}", src_of("xwb", e), {"x": x, "w": s.randn((c,), dt), "b": s.randn((c,), dt)},
-           lambda x, w, b, g=groups: F.group_norm(x, g, w, b, eps=1e-3), rtol=1e-4, atol=1e-5)
+           lambda x, w, b, g=groups: (F.group_norm(x, g), F.group_norm(x, g, w, b, eps=1e-3)),
+           rtol=1e-4, atol=1e-5)
 s.case("torch.group_norm", src_of("x", "torch.group_norm(x, 2, None, None, 1e-3, True)"),
        {"x": s.randn((3, 4, 5))}, lambda x: torch.group_norm(x, 2, None, None, 1e-3, True),
        rtol=1e-4, atol=1e-5)
 for shape, dt in [((1, 3, 5), np.float32), ((7, 2, 3, 4), F64), ((2, 3, 1023), np.float32)]:
     x, c = s.randn(shape, dt) * 2 - 1, shape[1]
-    s.case(f"instance_norm {shape}", src_of("x", "F.instance_norm(x)"), {"x": x}, F.instance_norm,
-           rtol=1e-4, atol=1e-5)
-    e = "F.instance_norm(x, weight=w, bias=b, eps=1e-3)"
-    s.case(f"{e} {shape}", src_of("xwb", e), {"x": x, "w": s.randn((c,), dt), "b": s.randn((c,), dt)},
-           lambda x, w, b: F.instance_norm(x, weight=w, bias=b, eps=1e-3), rtol=1e-4, atol=1e-5)
-    e = "F.instance_norm(x, m, v, w, b, use_input_stats=False)"
+    e = ("(F.instance_norm(x), F.instance_norm(x, weight=w, bias=b, eps=1e-3), "
+         "F.instance_norm(x, m, v, w, b, use_input_stats=False))")
     s.case(f"{e} {shape}", src_of("xmvwb", e),
            {"x": x, "m": s.randn((c,), dt), "v": s.uniform((c,), 0.5, 2, dt), "w": s.randn((c,), dt),
             "b": s.randn((c,), dt)},
-           lambda x, m, v, w, b: F.instance_norm(x, m, v, w, b, use_input_stats=False),
+           lambda x, m, v, w, b: (F.instance_norm(x), F.instance_norm(x, weight=w, bias=b, eps=1e-3),
+                                  F.instance_norm(x, m, v, w, b, use_input_stats=False)),
            rtol=1e-4, atol=1e-5)
 
 
@@ -256,7 +254,8 @@ SHAPES = [((0,), np.float32), ((1,), np.float32), ((7,), F64), ((1023,), np.floa
 for i, (expr, ref) in enumerate(SMALL.items()):
     for shape, dt in SHAPES[i % 2::2]:
         s.case(f"{expr} {shape}", src_of("x", expr), {"x": s.randn(shape, dt) * 3}, ref)
-    s.case(f"{expr} special", src_of("x", expr), {"x": s.special()}, ref)
+s.case("small activations special", src_of("x", "(" + ", ".join(SMALL) + ")"), {"x": s.special()},
+       lambda x: tuple(ref(x) for ref in SMALL.values()))
 for shape, dim in [((4, 6), -1), ((2, 8, 3), 1)]:
     e = f"F.glu(x, {dim})"
     s.case(f"{e} {shape}", src_of("x", e), {"x": s.randn(shape)}, lambda x, d=dim: F.glu(x, d))

@@ -239,18 +239,6 @@ void add_nn_ops(std::vector<OpEntry>& t) {
                "input, weight, bias, running_mean, running_var, training, momentum, eps, "
                "cudnn_enabled=True",
                batch_norm});
-  t.push_back({"normalize", kF, "input, p=2.0, dim=1, eps=1e-12", [](Bound& b) {
-                 if (b.float_("p") != 2.0) b.fail("p", "only p=2 is supported yet");
-                 Lowerer& L = b.L;
-                 const Span& at = b.call.callee;
-                 ir::Value* x = b.tensor("input");
-                 ir::Value* sq = L.apply1("mul", {x, x}, {}, at);
-                 ir::Value* n = L.apply1(
-                     "sqrt", {L.apply1("sum", {sq}, reduce_attrs({b.int_("dim")}, true), at)}, {},
-                     at);
-                 n = L.apply1("clamp", {n, b.operand("eps"), L.constant(Val::none(), at)}, {}, at);
-                 return emit(b, "div", {x, n});
-               }});
   // Dropout in eval mode is the identity; in training it is random.
   for (const char* name : {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
                            "feature_alpha_dropout"}) {

@@ -75,13 +75,17 @@ std::vector<int64_t> ntuple(Bound& b, const std::string& name, size_t n) {
   return v;
 }
 
+// "conv1d" for "F.conv1d", to start messages as the other nn ops do.
+std::string short_name(const Bound& b) { return b.fn.substr(b.fn.rfind('.') + 1); }
+
 void check_rank(Bound& b, ir::Value* x, int64_t lo, int64_t hi, const std::string& what) {
-  if (rank(x) < lo || rank(x) > hi) b.fail("input", "expects " + what + ", got " + x->type().str());
+  if (rank(x) < lo || rank(x) > hi)
+    b.fail("input", short_name(b) + " expects " + what + ", got " + x->type().str());
 }
 
 void check_floating(Bound& b, ir::Value* x) {
   if (!is_floating(x->type().dtype()))
-    b.fail("input", "expects a floating input, got " + x->type().str());
+    b.fail("input", short_name(b) + " expects a floating input, got " + x->type().str());
 }
 
 // y = x resampled along dim d by the [in, out] matrix mt (out[o] = sum_i x[i] * mt[i][o]).
@@ -102,7 +106,7 @@ Val conv1d(Bound& b) {
   ir::Value* w = b.tensor("weight");
   check_rank(b, x, 2, 3, "a 2-D (C, L) or 3-D (N, C, L) input");
   if (rank(w) != 3) {
-    b.fail("weight", "expects a 3-D weight [out_channels, in_channels/groups, kW], got " +
+    b.fail("weight", short_name(b) + " expects a 3-D weight [out_channels, in_channels/groups, kW], got " +
                          w->type().str());
   }
   int64_t stride = ntuple(b, "stride", 1)[0], dilation = ntuple(b, "dilation", 1)[0];
@@ -168,7 +172,7 @@ Val conv_transpose(Bound& b, int nd) {
                      : "a 3-D (C, H, W) or 4-D (N, C, H, W) input");
   check_floating(b, x);
   if (rank(w) != nd + 2) {
-    b.fail("weight", "expects a " + std::to_string(nd + 2) +
+    b.fail("weight", short_name(b) + " expects a " + std::to_string(nd + 2) +
                          "-D weight [in_channels, out_channels/groups, kernel...], got " +
                          w->type().str());
   }
@@ -322,8 +326,10 @@ std::vector<int64_t> adaptive_size(Bound& b, ir::Value* x, size_t nd) {
     out = ntuple(b, "output_size", nd);
   }
   for (int64_t o : out) {
-    if (o < 0)
-      b.fail("output_size", "elements of output_size must be greater than or equal to 0");
+    if (o < 0) {
+      b.fail("output_size", "elements of output_size must be greater than or equal to 0, got " +
+                                ir::attr_str(ir::AttrValue(out)));
+    }
   }
   return out;
 }
@@ -336,14 +342,25 @@ Val adaptive_pool(Bound& b, int nd, bool is_max) {
   if (is_max) {
     if (b.bool_("return_indices"))
       b.fail("return_indices", "return_indices=True is not supported yet");
-    if (x->type().dtype() == DType::Bool) b.fail("input", "expects a numeric input, got bool");
+    if (x->type().dtype() == DType::Bool) b.fail("input", short_name(b) + " expects a numeric input, got bool");
   } else {
     check_floating(b, x);
   }
   std::vector<int64_t> out = adaptive_size(b, x, size_t(nd));
   for (int64_t d = rank(x) - nd; d < rank(x); ++d) {
     if (b.L.static_dim(x, d, b.span("input")) == 0)
-      b.fail("input", "expects non-empty spatial dims, got " + x->type().str());
+      b.fail("input", short_name(b) + " expects non-empty spatial dims, got " + x->type().str());
+  }
+  if (std::count(out.begin(), out.end(), 0)) {
+    // An empty result: x cut to at most one element per spatial dim, expanded
+    // to the output shape (symbolic leading dims stay symbolic).
+    ir::Value* v = x;
+    std::vector<int64_t> size(size_t(rank(x) - nd), -1);
+    for (int64_t i = 0; i < nd; ++i) {
+      v = slice(b, v, rank(x) - nd + i, 0, out[size_t(i)] == 0 ? 0 : 1);
+      size.push_back(out[size_t(i)]);
+    }
+    return b.L.fresh(ap(b, "expand", {v}, {{"size", size}}));
   }
   ir::Value* y = x;
   if (nd == 1) y = ap(b, "unsqueeze", {y}, {{"dim", int64_t(-2)}});
@@ -362,7 +379,7 @@ Val adaptive_pool(Bound& b, int nd, bool is_max) {
 Val pixel_shuffle(Bound& b, bool up) {
   ir::Value* x = b.tensor("input");
   const std::string arg = up ? "upscale_factor" : "downscale_factor";
-  if (rank(x) < 3) b.fail("input", "expects an input with at least 3 dims, got " + x->type().str());
+  if (rank(x) < 3) b.fail("input", short_name(b) + " expects an input with at least 3 dims, got " + x->type().str());
   const int64_t f = b.int_(arg);
   if (f <= 0) b.fail(arg, arg + " must be greater than 0, got " + std::to_string(f));
   Shape s = static_shape_of(b, x);
@@ -645,7 +662,7 @@ Val interpolate(Bound& b, std::string mode, std::optional<bool> align_corners, b
   const bool corners = align_corners.value_or(false);
   const int64_t r = rank(x), nd = r - 2;
   if (r < 3 || r > 5) {
-    b.fail("input", "expects a 3-D, 4-D or 5-D input (N, C, spatial...) for mode '" + mode +
+    b.fail("input", short_name(b) + " expects a 3-D, 4-D or 5-D input (N, C, spatial...) for mode '" + mode +
                         "', got " + x->type().str());
   }
   const int64_t need = mode == "linear" ? 3 : mode == "bilinear" || mode == "bicubic" ? 4
@@ -656,7 +673,7 @@ Val interpolate(Bound& b, std::string mode, std::optional<bool> align_corners, b
                         std::to_string(need) + "-D input");
   }
   if (nearest) {
-    if (x->type().dtype() == DType::Bool) b.fail("input", "expects a numeric input, got bool");
+    if (x->type().dtype() == DType::Bool) b.fail("input", short_name(b) + " expects a numeric input, got bool");
   } else {
     check_floating(b, x);
   }

@@ -1,103 +1,32 @@
 // Op table, part 4: spatial nn ops (issue 13) — F.pad, pixel_shuffle,
-// conv1d, conv_transpose1d/2d, the 1-D pools, adaptive pools and
-// F.interpolate — as compositions of existing registry ops.
+// conv1d, conv_transpose1d/2d, the 1-D pools, adaptive pools, F.unfold and
+// F.fold — as compositions of existing registry ops (F.interpolate is in
+// lower_ops_interp.cpp).
 //
 // Everything here is index bookkeeping done at compile time on static shapes:
 // a pad is a cat of slices (reflect/circular), expanded edges (replicate) or
 // filled blocks (constant); a transposed conv is conv2d over the zero-stuffed
 // input with the flipped, channel-swapped weight; an adaptive window that
 // does not tile the input is a cat of per-window amax (max) or a constant
-// averaging matrix (avg); interpolation is separable, so each spatial dim is
-// resampled on its own: nearest by slices/expands when the source indices
-// form few regular runs, the linear/cubic modes (and irregular nearest) by a
-// matmul with a constant [in, out] weight matrix whose entries are computed
-// with PyTorch's own index and weight formulas (in float for f32 inputs, in
-// double for f64, as PyTorch's CPU kernels do).
+// averaging matrix (avg); unfold stacks one strided slice of the padded input
+// per kernel tap, and fold sums the taps back, each zero-stuffed and placed.
+// Interpolation is separable, so each spatial dim is resampled on its own:
+// nearest by slices/expands when the source indices form few regular runs,
+// the linear/cubic modes (and irregular nearest) by a matmul with a constant
+// [in, out] weight matrix whose entries follow PyTorch's own index and
+// weight formulas.
 #include <algorithm>
 #include <cmath>
 #include <optional>
 
-#include "frontend/lower.h"
+#include "frontend/lower_spatial.h"
 #include "kiln/error.h"
 
 namespace kiln::frontend {
 
 namespace {
 
-ir::Value* ap(Bound& b, const std::string& op, std::vector<ir::Value*> in, ir::Attrs attrs = {}) {
-  return b.L.apply1(op, std::move(in), std::move(attrs), b.call.callee);
-}
-
-int64_t rank(ir::Value* x) { return x->type().rank(); }
-
-Shape static_shape_of(Bound& b, ir::Value* x) {
-  Shape s;
-  for (int64_t d = 0; d < rank(x); ++d) s.push_back(b.L.static_dim(x, d, b.span("input")));
-  return s;
-}
-
-ir::Value* slice(Bound& b, ir::Value* x, int64_t d, int64_t start, int64_t end, int64_t step = 1) {
-  return ap(b, "slice", {x}, {{"dim", d}, {"start", start}, {"end", end}, {"step", step}});
-}
-
-ir::Value* reshape(Bound& b, ir::Value* x, const Shape& s) {
-  return ap(b, "reshape", {x}, {{"shape", s}});
-}
-
-ir::Value* fill(Bound& b, const Shape& s, double value, DType dt) {
-  return ap(b, "full", {}, {{"size", s}, {"value", value}, {"dtype", dt}});
-}
-
-ir::Value* cat(Bound& b, const std::vector<ir::Value*>& pieces, int64_t d) {
-  return pieces.size() == 1 ? pieces[0] : ap(b, "cat", pieces, {{"dim", d}});
-}
-
-// A constant tensor of x's dtype holding `vals` (row-major).
-ir::Value* const_tensor(Bound& b, const Shape& shape, const std::vector<double>& vals, DType dt) {
-  Tensor t = Tensor::empty(shape, dt);
-  Tensor flat = t.view_as_strided({t.numel()}, {1}, 0);
-  for (int64_t k = 0; k < t.numel(); ++k) flat.set(std::vector<int64_t>{k}, vals[size_t(k)]);
-  try {
-    return b.L.graph().constant(t, b.L.file().loc(b.call.callee));
-  } catch (const Error& e) {
-    b.L.fail(b.call.callee, e.what());
-  }
-}
-
-// An int or a tuple of n ints.
-std::vector<int64_t> ntuple(Bound& b, const std::string& name, size_t n) {
-  std::vector<int64_t> v = b.ints(name);
-  if (v.size() == 1) v.resize(n, v[0]);
-  if (v.size() != n) {
-    b.fail(name, "'" + name + "' must be an int or a tuple of " + std::to_string(n) +
-                     " ints, got " + std::to_string(v.size()) + " values");
-  }
-  return v;
-}
-
-// "conv1d" for "F.conv1d", to start messages as the other nn ops do.
-std::string short_name(const Bound& b) { return b.fn.substr(b.fn.rfind('.') + 1); }
-
-void check_rank(Bound& b, ir::Value* x, int64_t lo, int64_t hi, const std::string& what) {
-  if (rank(x) < lo || rank(x) > hi)
-    b.fail("input", short_name(b) + " expects " + what + ", got " + x->type().str());
-}
-
-void check_floating(Bound& b, ir::Value* x) {
-  if (!is_floating(x->type().dtype()))
-    b.fail("input", short_name(b) + " expects a floating input, got " + x->type().str());
-}
-
-// y = x resampled along dim d by the [in, out] matrix mt (out[o] = sum_i x[i] * mt[i][o]).
-ir::Value* apply_matrix(Bound& b, ir::Value* x, int64_t d, int64_t in, int64_t out,
-                        const std::vector<double>& mt) {
-  const int64_t last = rank(x) - 1;
-  ir::Value* m = const_tensor(b, {in, out}, mt, x->type().dtype());
-  if (d != last) x = ap(b, "transpose", {x}, {{"dim0", d}, {"dim1", last}});
-  ir::Value* y = ap(b, "matmul", {x, m});
-  if (d != last) y = ap(b, "transpose", {y}, {{"dim0", d}, {"dim1", last}});
-  return y;
-}
+using namespace spatial;  // NOLINT
 
 // --- conv1d, conv_transpose, 1-D pools ----------------------------------------------------
 
@@ -106,7 +35,8 @@ Val conv1d(Bound& b) {
   ir::Value* w = b.tensor("weight");
   check_rank(b, x, 2, 3, "a 2-D (C, L) or 3-D (N, C, L) input");
   if (rank(w) != 3) {
-    b.fail("weight", short_name(b) + " expects a 3-D weight [out_channels, in_channels/groups, kW], got " +
+    b.fail("weight", short_name(b) +
+                         " expects a 3-D weight [out_channels, in_channels/groups, kW], got " +
                          w->type().str());
   }
   int64_t stride = ntuple(b, "stride", 1)[0], dilation = ntuple(b, "dilation", 1)[0];
@@ -116,7 +46,8 @@ Val conv1d(Bound& b) {
     if (p.s == "valid") {
       padding = {0, 0};
     } else if (p.s == "same") {
-      if (stride != 1) b.fail("padding", "padding='same' is not supported for strided convolutions");
+      if (stride != 1)
+        b.fail("padding", "padding='same' is not supported for strided convolutions");
       int64_t total = dilation * (b.L.static_dim(w, 2, b.span("weight")) - 1);
       padding = {0, 0, total / 2, total - total / 2};  // the odd one after, as PyTorch
     } else {
@@ -273,9 +204,6 @@ Val pool1d(Bound& b, bool is_max) {
 
 // --- adaptive pools -----------------------------------------------------------------------
 
-int64_t window_start(int64_t i, int64_t out, int64_t in) { return (i * in) / out; }
-int64_t window_end(int64_t i, int64_t out, int64_t in) { return ((i + 1) * in + out - 1) / out; }
-
 // x pooled along dim d (of a 3-D/4-D x) to `out` adaptive windows.
 ir::Value* adaptive_along(Bound& b, ir::Value* x, int64_t d, int64_t out, bool is_max) {
   const int64_t in = b.L.static_dim(x, d, b.span("input"));
@@ -342,7 +270,8 @@ Val adaptive_pool(Bound& b, int nd, bool is_max) {
   if (is_max) {
     if (b.bool_("return_indices"))
       b.fail("return_indices", "return_indices=True is not supported yet");
-    if (x->type().dtype() == DType::Bool) b.fail("input", short_name(b) + " expects a numeric input, got bool");
+    if (x->type().dtype() == DType::Bool)
+      b.fail("input", short_name(b) + " expects a numeric input, got bool");
   } else {
     check_floating(b, x);
   }
@@ -379,7 +308,9 @@ Val adaptive_pool(Bound& b, int nd, bool is_max) {
 Val pixel_shuffle(Bound& b, bool up) {
   ir::Value* x = b.tensor("input");
   const std::string arg = up ? "upscale_factor" : "downscale_factor";
-  if (rank(x) < 3) b.fail("input", short_name(b) + " expects an input with at least 3 dims, got " + x->type().str());
+  if (rank(x) < 3)
+    b.fail("input",
+           short_name(b) + " expects an input with at least 3 dims, got " + x->type().str());
   const int64_t f = b.int_(arg);
   if (f <= 0) b.fail(arg, arg + " must be greater than 0, got " + std::to_string(f));
   Shape s = static_shape_of(b, x);
@@ -392,17 +323,20 @@ Val pixel_shuffle(Bound& b, bool up) {
   Shape split = lead, merged = lead;
   if (up) {
     if (c % (f * f) != 0) {
-      b.fail("input", "pixel_shuffle expects its input's channel dim to be divisible by the "
-                      "square of upscale_factor, but input.size(-3)=" + std::to_string(c) +
-                          " is not divisible by " + std::to_string(f * f));
+      b.fail("input",
+             "pixel_shuffle expects its input's channel dim to be divisible by the "
+             "square of upscale_factor, but input.size(-3)=" +
+                 std::to_string(c) + " is not divisible by " + std::to_string(f * f));
     }
     split.insert(split.end(), {c / (f * f), f, f, h, w});
     for (int64_t p : {0, 3, 1, 4, 2}) perm.push_back(L + p);
     merged.insert(merged.end(), {c / (f * f), h * f, w * f});
   } else {
     if (h % f != 0 || w % f != 0) {
-      b.fail("input", "pixel_unshuffle expects height and width to be divisible by "
-                      "downscale_factor, got " + x->type().str() + " and " + std::to_string(f));
+      b.fail("input",
+             "pixel_unshuffle expects height and width to be divisible by "
+             "downscale_factor, got " +
+                 x->type().str() + " and " + std::to_string(f));
     }
     split.insert(split.end(), {c, h / f, f, w / f, f});
     for (int64_t p : {0, 2, 4, 1, 3}) perm.push_back(L + p);
@@ -427,9 +361,9 @@ Val pad(Bound& b) {
   }
   if (mode != "constant") {
     if (k < 1 || k > 3 || r < k + 1 || r > k + 2) {
-      b.fail("pad", "'" + mode + "' padding of the last " + std::to_string(k) +
-                        " dims needs a " + std::to_string(k + 1) + "-D or " +
-                        std::to_string(k + 2) + "-D input, got " + x->type().str());
+      b.fail("pad", "'" + mode + "' padding of the last " + std::to_string(k) + " dims needs a " +
+                        std::to_string(k + 1) + "-D or " + std::to_string(k + 2) +
+                        "-D input, got " + x->type().str());
     }
     if (!b.is_none("value") && b.float_("value") != 0)
       b.fail("value", "padding mode '" + mode + "' doesn't take in value argument");
@@ -454,10 +388,11 @@ Val pad(Bound& b) {
                         ") would be negative");
     }
     if (mode == "reflect" && (before >= n || after >= n)) {
-      b.fail("pad", "argument #" + std::to_string(2 * i) + ": padding size should be less than "
-                    "the corresponding input dimension, but got: padding (" + std::to_string(lo) +
-                        ", " + std::to_string(hi) + ") at dimension " + std::to_string(d) +
-                        " of input " + x->type().str());
+      b.fail("pad", "argument #" + std::to_string(2 * i) +
+                        ": padding size should be less than "
+                        "the corresponding input dimension, but got: padding (" +
+                        std::to_string(lo) + ", " + std::to_string(hi) + ") at dimension " +
+                        std::to_string(d) + " of input " + x->type().str());
     }
     if ((mode == "circular") && (before > n || after > n)) {
       b.fail("pad", "padding value causes wrapping around more than once: padding (" +
@@ -506,256 +441,107 @@ Val pad(Bound& b) {
   return b.L.fresh(y);
 }
 
-// --- F.interpolate ------------------------------------------------------------------------
+// --- F.unfold / F.fold --------------------------------------------------------------------
 
-// PyTorch's index math (aten/src/ATen/native/UpSample.h), in the precision T
-// its CPU kernels use: float for f32 inputs, double for f64.
-template <typename T>
-T scale_value(int64_t in, int64_t out, std::optional<double> scale) {
-  return (scale && *scale > 0) ? static_cast<T>(1.0 / *scale)
-                               : static_cast<T>(in) / static_cast<T>(out);
-}
-template <typename T>
-T area_scale(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
-  if (align_corners) return out > 1 ? static_cast<T>(in - 1) / static_cast<T>(out - 1) : T(0);
-  return scale_value<T>(in, out, scale);
-}
-// The source index is computed in double from the (float or double) scale,
-// as PyTorch's double literals make it.
-double source_index(double scale, int64_t dst, bool align_corners, bool cubic) {
-  if (align_corners) return scale * double(dst);
-  const double src = scale * (double(dst) + 0.5) - 0.5;
-  return (!cubic && src < 0) ? 0.0 : src;
-}
-
-// Source index per output index of the nearest modes (always float math, as PyTorch).
-std::vector<int64_t> nearest_source(int64_t in, int64_t out, std::optional<double> scale,
-                                    bool exact) {
-  std::vector<int64_t> src(static_cast<size_t>(out));
-  const float sc = scale_value<float>(in, out, scale);
-  for (int64_t i = 0; i < out; ++i) {
-    int64_t s = 0;
-    if (exact) {
-      s = static_cast<int64_t>(std::floor(static_cast<float>((double(i) + 0.5) * double(sc))));
-    } else if (out == in) {
-      s = i;
-    } else if (out == 2 * in) {
-      s = i >> 1;
-    } else {
-      s = static_cast<int64_t>(std::floor(static_cast<float>(i) * sc));
-    }
-    src[size_t(i)] = std::min(s, in - 1);
-  }
-  return src;
-}
-
-// The [in, out] weight matrix of linear (cubic=false) or cubic interpolation.
-template <typename T>
-std::vector<double> interp_matrix(int64_t in, int64_t out, bool align_corners,
-                                  std::optional<double> scale, bool cubic) {
-  std::vector<double> mt(size_t(in * out), 0.0);
-  auto add = [&](int64_t i, int64_t o, T w) { mt[size_t(i * out + o)] += double(w); };
-  const double ratio = double(area_scale<T>(in, out, align_corners, scale));
-  for (int64_t o = 0; o < out; ++o) {
-    if (!cubic) {
-      if (in == out) {
-        add(o, o, T(1));
-        continue;
-      }
-      const double real = source_index(ratio, o, align_corners, false);
-      const int64_t i0 = std::min(static_cast<int64_t>(real), in - 1);
-      const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
-      const T l1 = static_cast<T>(std::min(std::max(real - double(i0), 0.0), 1.0));
-      add(i0, o, T(1) - l1);
-      add(i1, o, l1);
-      continue;
-    }
-    const double real = source_index(ratio, o, align_corners, true);
-    const int64_t i0 = static_cast<int64_t>(std::floor(real));
-    const T t = static_cast<T>(real - double(i0));
-    const T A = T(-0.75);
-    auto cc1 = [A](T x) { return ((A + T(2)) * x - (A + T(3))) * x * x + T(1); };
-    auto cc2 = [A](T x) { return ((A * x - T(5) * A) * x + T(8) * A) * x - T(4) * A; };
-    const T w[4] = {cc2(t + T(1)), cc1(t), cc1(T(1) - t), cc2(T(1) - t + T(1))};
-    for (int64_t j = 0; j < 4; ++j) add(std::clamp<int64_t>(i0 - 1 + j, 0, in - 1), o, w[j]);
-  }
-  return mt;
-}
-
-bool is_identity(const std::vector<double>& mt, int64_t in, int64_t out) {
-  if (in != out) return false;
-  for (int64_t i = 0; i < in; ++i) {
-    for (int64_t o = 0; o < out; ++o) {
-      if (mt[size_t(i * out + o)] != (i == o ? 1.0 : 0.0)) return false;
-    }
-  }
-  return true;
-}
-
-// x gathered along dim d by a nondecreasing source-index list, as a cat of
-// regular pieces (a strided slice, or a slice whose elements each repeat r
-// times); nullptr when that takes more than max_pieces pieces.
-ir::Value* gather_runs(Bound& b, ir::Value* x, int64_t d, const std::vector<int64_t>& src,
-                       size_t max_pieces) {
-  std::vector<std::pair<int64_t, int64_t>> runs;  // (source index, repeat count)
-  for (int64_t s : src) {
-    if (!runs.empty() && runs.back().first == s) {
-      ++runs.back().second;
-    } else {
-      runs.push_back({s, 1});
-    }
-  }
-  struct Piece {
-    int64_t start, count, step, repeat;
+// x with `lo` zeros before and `hi` after along dim d (both at least 0).
+ir::Value* zero_pad(Bound& b, ir::Value* x, int64_t d, int64_t lo, int64_t hi) {
+  if (lo == 0 && hi == 0) return x;
+  Shape s = static_shape_of(b, x);
+  std::vector<ir::Value*> pieces;
+  auto zeros = [&](int64_t n) {
+    Shape z = s;
+    z[size_t(d)] = n;
+    return fill(b, z, 0, x->type().dtype());
   };
-  std::vector<Piece> pieces;
-  for (size_t k = 0; k < runs.size();) {
-    const auto [j, r] = runs[k];
-    int64_t step = 1;
-    if (r == 1 && k + 1 < runs.size() && runs[k + 1].second == 1) step = runs[k + 1].first - j;
-    size_t c = 1;
-    while (k + c < runs.size() && runs[k + c].second == r &&
-           runs[k + c].first == j + int64_t(c) * step) {
-      ++c;
-    }
-    pieces.push_back({j, int64_t(c), step, r});
-    k += c;
-    if (pieces.size() > max_pieces) return nullptr;
-  }
-  Shape shape = static_shape_of(b, x);
-  std::vector<ir::Value*> parts;
-  for (const Piece& p : pieces) {
-    ir::Value* v = slice(b, x, d, p.start, p.start + (p.count - 1) * p.step + 1, p.step);
-    if (p.repeat > 1) {
-      Shape es = shape, merged = shape;
-      es[size_t(d)] = p.count;
-      es.insert(es.begin() + d + 1, p.repeat);
-      merged[size_t(d)] = p.count * p.repeat;
-      v = ap(b, "unsqueeze", {v}, {{"dim", d + 1}});
-      v = reshape(b, ap(b, "expand", {v}, {{"size", es}}), merged);
-    }
-    parts.push_back(v);
-  }
-  return cat(b, parts, d);
+  if (lo) pieces.push_back(zeros(lo));
+  pieces.push_back(x);
+  if (hi) pieces.push_back(zeros(hi));
+  return cat(b, pieces, d);
 }
 
-std::optional<double> number(const Val& v) {
-  if (v.kind == Val::Kind::Int || v.kind == Val::Kind::Float) return v.num();
-  return std::nullopt;
+struct Patches {
+  std::vector<int64_t> k, d, p, s;
+  int64_t blocks(int64_t size, int a) const {  // windows along spatial axis a
+    return (size + 2 * p[size_t(a)] - d[size_t(a)] * (k[size_t(a)] - 1) - 1) / s[size_t(a)] + 1;
+  }
+};
+
+Patches patch_args(Bound& b) {
+  Patches pa{ntuple(b, "kernel_size", 2), ntuple(b, "dilation", 2), ntuple(b, "padding", 2),
+             ntuple(b, "stride", 2)};
+  for (int a = 0; a < 2; ++a) {
+    if (pa.k[size_t(a)] < 1 || pa.d[size_t(a)] < 1 || pa.s[size_t(a)] < 1 || pa.p[size_t(a)] < 0)
+      b.fail("kernel_size, dilation and stride must be at least 1 and padding at least 0");
+  }
+  return pa;
 }
 
-Val interpolate(Bound& b, std::string mode, std::optional<bool> align_corners, bool recompute) {
+// im2col: [N, C, H, W] -> [N, C*kh*kw, L], one strided slice of the padded input per tap.
+Val unfold(Bound& b) {
   ir::Value* x = b.tensor("input");
-  static const char* const kModes = "nearest | linear | bilinear | bicubic | trilinear | area | "
-                                    "nearest-exact";
-  const bool nearest = mode == "nearest" || mode == "nearest-exact";
-  if (!nearest && mode != "area" && mode != "linear" && mode != "bilinear" &&
-      mode != "bicubic" && mode != "trilinear") {
-    b.fail("mode", "unknown mode '" + mode + "'; supported modes: " + kModes);
+  check_rank(b, x, 3, 4, "a 3-D (C, H, W) or 4-D (N, C, H, W) input");
+  Patches pa = patch_args(b);
+  const bool unbatched = rank(x) == 3;
+  if (unbatched) x = ap(b, "unsqueeze", {x}, {{"dim", int64_t(0)}});
+  Shape s = static_shape_of(b, x);
+  const int64_t oh = pa.blocks(s[2], 0), ow = pa.blocks(s[3], 1);
+  if (oh < 1 || ow < 1) {
+    b.fail("input", "unfold: the kernel does not fit the padded input " + x->type().str() +
+                        " (blocks " + std::to_string(oh) + " x " + std::to_string(ow) + ")");
   }
-  if (nearest || mode == "area") {
-    if (align_corners) {
-      b.fail("align_corners", "align_corners option can only be set with the interpolating "
-                              "modes: linear | bilinear | bicubic | trilinear");
+  x = zero_pad(b, zero_pad(b, x, 2, pa.p[0], pa.p[0]), 3, pa.p[1], pa.p[1]);
+  std::vector<ir::Value*> taps;
+  for (int64_t ky = 0; ky < pa.k[0]; ++ky) {
+    for (int64_t kx = 0; kx < pa.k[1]; ++kx) {
+      const int64_t y0 = ky * pa.d[0], x0 = kx * pa.d[1];
+      ir::Value* t = slice(b, x, 2, y0, y0 + (oh - 1) * pa.s[0] + 1, pa.s[0]);
+      taps.push_back(slice(b, t, 3, x0, x0 + (ow - 1) * pa.s[1] + 1, pa.s[1]));
     }
   }
-  const bool corners = align_corners.value_or(false);
-  const int64_t r = rank(x), nd = r - 2;
-  if (r < 3 || r > 5) {
-    b.fail("input", short_name(b) + " expects a 3-D, 4-D or 5-D input (N, C, spatial...) for mode '" + mode +
-                        "', got " + x->type().str());
-  }
-  const int64_t need = mode == "linear" ? 3 : mode == "bilinear" || mode == "bicubic" ? 4
-                                          : mode == "trilinear"                       ? 5
-                                                                                      : r;
-  if (need != r) {
-    b.fail("input", "got a " + std::to_string(r) + "-D input, but " + mode + " mode needs a " +
-                        std::to_string(need) + "-D input");
-  }
-  if (nearest) {
-    if (x->type().dtype() == DType::Bool) b.fail("input", short_name(b) + " expects a numeric input, got bool");
-  } else {
-    check_floating(b, x);
-  }
-  if (b.given("antialias") && b.bool_("antialias"))
-    b.fail("antialias", "antialias=True is not supported yet");
-  const bool has_size = !b.is_none("size"), has_scale = !b.is_none("scale_factor");
-  if (has_size && has_scale) b.fail("only one of size or scale_factor should be defined");
-  if (!has_size && !has_scale) b.fail("either size or scale_factor should be defined");
-  if (recompute && has_size) {
-    b.fail("recompute_scale_factor",
-           "recompute_scale_factor is not meaningful with an explicit size");
-  }
-  Shape in = static_shape_of(b, x);
-  std::vector<int64_t> out(static_cast<size_t>(nd));
-  std::vector<std::optional<double>> scales(static_cast<size_t>(nd));
-  if (has_size) {
-    std::vector<int64_t> s = b.ints("size");
-    if (s.size() == 1 && !b.val("size").is_seq()) s.resize(size_t(nd), s[0]);
-    if (int64_t(s.size()) != nd) {
-      b.fail("size", "input and output must have the same number of spatial dimensions, but "
-                     "got input with " + std::to_string(nd) + " spatial dims and an output "
-                     "size of " + std::to_string(s.size()));
-    }
-    out = s;
-  } else {
-    const Val& v = b.val("scale_factor");
-    std::vector<Val> items = v.is_seq() ? v.items : std::vector<Val>(size_t(nd), v);
-    if (int64_t(items.size()) != nd) {
-      b.fail("scale_factor", "input and scale_factor must have the same number of spatial "
-                             "dimensions, but got input with " + std::to_string(nd) +
-                                 " spatial dims and a scale_factor of " +
-                                 std::to_string(items.size()));
-    }
-    if (mode == "area") recompute = true;
-    for (int64_t i = 0; i < nd; ++i) {
-      std::optional<double> f = number(items[size_t(i)]);
-      if (!f) b.fail("scale_factor", "scale_factor must be a number or a tuple of numbers");
-      out[size_t(i)] = int64_t(std::floor(double(in[size_t(2 + i)]) * *f));
-      if (!recompute) scales[size_t(i)] = *f;
-    }
-  }
-  for (int64_t i = 0; i < nd; ++i) {
-    if (in[size_t(2 + i)] <= 0 || out[size_t(i)] <= 0) {
-      b.fail("input and output sizes should be greater than 0, but got input " + x->type().str() +
-             " and output spatial size " + std::to_string(out[size_t(i)]) + " at dim " +
-             std::to_string(2 + i));
-    }
-  }
-  const bool f64 = x->type().dtype() == DType::F64;
-  ir::Value* y = x;
-  for (int64_t i = nd - 1; i >= 0; --i) {
-    const int64_t d = 2 + i, n = in[size_t(d)], m = out[size_t(i)];
-    std::vector<double> mt;
-    if (nearest) {
-      std::vector<int64_t> src = nearest_source(n, m, scales[size_t(i)], mode == "nearest-exact");
-      bool floating = is_floating(x->type().dtype());
-      if (ir::Value* g = gather_runs(b, y, d, src, floating ? 32 : src.size())) {
-        y = g;
-        continue;
-      }
-      mt.assign(size_t(n * m), 0.0);
-      for (int64_t o = 0; o < m; ++o) mt[size_t(src[size_t(o)] * m + o)] = 1.0;
-    } else if (mode == "area") {
-      mt.assign(size_t(n * m), 0.0);
-      for (int64_t o = 0; o < m; ++o) {
-        const int64_t s = window_start(o, m, n), e = window_end(o, m, n);
-        for (int64_t j = s; j < e; ++j) mt[size_t(j * m + o)] = 1.0 / double(e - s);
-      }
-    } else {
-      const bool cubic = mode == "bicubic";
-      mt = f64 ? interp_matrix<double>(n, m, corners, scales[size_t(i)], cubic)
-               : interp_matrix<float>(n, m, corners, scales[size_t(i)], cubic);
-    }
-    if (!is_identity(mt, n, m)) y = apply_matrix(b, y, d, n, m, mt);
-  }
-  if (y == x) y = ap(b, "copy", {y});
+  ir::Value* y = taps.size() == 1 ? ap(b, "unsqueeze", {taps[0]}, {{"dim", int64_t(2)}})
+                                  : ap(b, "stack", taps, {{"dim", int64_t(2)}});
+  y = reshape(b, y, {s[0], s[1] * pa.k[0] * pa.k[1], oh * ow});
+  if (unbatched) y = ap(b, "squeeze", {y}, {{"dim", std::vector<int64_t>{0}}});
   return b.L.fresh(y);
 }
 
-std::optional<bool> opt_bool(Bound& b, const std::string& name) {
-  if (b.is_none(name)) return std::nullopt;
-  return b.bool_(name);
+// col2im, the adjoint of unfold: every tap's blocks are zero-stuffed by the
+// stride, placed at their offset in the padded output and summed; the
+// padding is then cropped.
+Val fold(Bound& b) {
+  ir::Value* x = b.tensor("input");
+  check_rank(b, x, 2, 3, "a 2-D (C*kh*kw, L) or 3-D (N, C*kh*kw, L) input");
+  Patches pa = patch_args(b);
+  std::vector<int64_t> out = ntuple(b, "output_size", 2);
+  const bool unbatched = rank(x) == 2;
+  if (unbatched) x = ap(b, "unsqueeze", {x}, {{"dim", int64_t(0)}});
+  Shape s = static_shape_of(b, x);
+  const int64_t K = pa.k[0] * pa.k[1];
+  const int64_t oh = pa.blocks(out[0], 0), ow = pa.blocks(out[1], 1);
+  if (s[1] % K != 0 || oh < 1 || ow < 1 || s[2] != oh * ow) {
+    b.fail("input", "fold expects an input of shape (N, C*" + std::to_string(K) + ", " +
+                        std::to_string(std::max<int64_t>(oh, 0) * std::max<int64_t>(ow, 0)) +
+                        ") for output_size " + ir::attr_str(ir::AttrValue(out)) + ", got " +
+                        x->type().str());
+  }
+  const int64_t C = s[1] / K, hp = out[0] + 2 * pa.p[0], wp = out[1] + 2 * pa.p[1];
+  ir::Value* cols = reshape(b, x, {s[0], C, K, oh, ow});
+  ir::Value* sum = nullptr;
+  for (int64_t ky = 0; ky < pa.k[0]; ++ky) {
+    for (int64_t kx = 0; kx < pa.k[1]; ++kx) {
+      ir::Value* t = ap(b, "select", {cols}, {{"dim", int64_t(2)}, {"index", ky * pa.k[1] + kx}});
+      t = zero_stuff(b, zero_stuff(b, t, 2, pa.s[0]), 3, pa.s[1]);
+      const int64_t y0 = ky * pa.d[0], x0 = kx * pa.d[1];
+      const int64_t hy = (oh - 1) * pa.s[0] + 1, hx = (ow - 1) * pa.s[1] + 1;
+      t = zero_pad(b, t, 2, y0, hp - y0 - hy);
+      t = zero_pad(b, t, 3, x0, wp - x0 - hx);
+      sum = sum ? ap(b, "add", {sum, t}) : t;
+    }
+  }
+  ir::Value* y =
+      slice(b, slice(b, sum, 2, pa.p[0], pa.p[0] + out[0]), 3, pa.p[1], pa.p[1] + out[1]);
+  if (unbatched) y = ap(b, "squeeze", {y}, {{"dim", std::vector<int64_t>{0}}});
+  return b.L.fresh(y);
 }
 
 }  // namespace
@@ -790,22 +576,10 @@ void add_spatial_ops(std::vector<OpEntry>& t) {
     t.push_back({"adaptive_max_pool" + n, FT, "input, output_size, return_indices=False",
                  [nd](Bound& b) { return adaptive_pool(b, nd, true); }});
   }
-  t.push_back({"interpolate", kF,
-               "input, size=None, scale_factor=None, mode='nearest', align_corners=None, "
-               "recompute_scale_factor=None, antialias=False",
-               [](Bound& b) {
-                 return interpolate(b, b.str("mode"), opt_bool(b, "align_corners"),
-                                    opt_bool(b, "recompute_scale_factor").value_or(false));
-               }});
-  t.push_back({"upsample", kF, "input, size=None, scale_factor=None, mode='nearest', "
-                               "align_corners=None",
-               [](Bound& b) {
-                 return interpolate(b, b.str("mode"), opt_bool(b, "align_corners"), false);
-               }});
-  t.push_back({"upsample_nearest", kF, "input, size=None, scale_factor=None",
-               [](Bound& b) { return interpolate(b, "nearest", std::nullopt, false); }});
-  t.push_back({"upsample_bilinear", kF, "input, size=None, scale_factor=None",
-               [](Bound& b) { return interpolate(b, "bilinear", true, false); }});
+  t.push_back({"unfold", kF, "input, kernel_size, dilation=1, padding=0, stride=1", unfold});
+  t.push_back(
+      {"fold", kF, "input, output_size, kernel_size, dilation=1, padding=0, stride=1", fold});
+  add_interp_ops(t);
 }
 
 }  // namespace kiln::frontend

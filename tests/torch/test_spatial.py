@@ -217,6 +217,16 @@ group("pools misc", {"x": s.randint((2, 3, 5, 7), -50, 50), "y": s.special().res
     ("F.adaptive_avg_pool1d(w, 10)", lambda x, y, z, w: F.adaptive_avg_pool1d(w, 10)),
 ], rtol=1e-5, atol=1e-6)
 
+# --- unfold / fold ---------------------------------------------------------------------------
+for xs, k, d, p, st in [((2, 3, 5, 7), 2, 1, 0, 1), ((1, 2, 6, 5), (3, 2), (1, 2), (1, 0), (2, 1)),
+                        ((3, 4, 4), 3, 1, 1, 2), ((1, 1, 3, 3), 3, 1, 0, 1), ((0, 2, 4, 4), 2, 1, 0, 2)]:
+    for dt in [np.float32, np.float64]:
+        group(f"unfold/fold {xs} k{k} d{d} p{p} s{st} {np.dtype(dt).name}", {"x": s.randn(xs, dt)}, [
+            (f"F.unfold(x, {k}, {d}, {p}, {st})",
+             lambda x, k=k, d=d, p=p, st=st: F.unfold(x, k, d, p, st)),
+            (f"F.fold(F.unfold(x, {k}, {d}, {p}, {st}), {list(xs[-2:])}, {k}, {d}, {p}, {st})",
+             lambda x, k=k, d=d, p=p, st=st, o=xs[-2:]: F.fold(F.unfold(x, k, d, p, st), o, k, d, p, st))])
+
 # --- errors ---------------------------------------------------------------------------------
 for expr, msg in [
         ("F.interpolate(x, size=5, mode='cubic')", "unknown mode 'cubic'"),
@@ -232,6 +242,8 @@ for expr, msg in [
         ("F.pixel_shuffle(x, 2)", "divisible by the square of upscale_factor"),
         ("F.conv1d(x, x)", "2-D (C, L) or 3-D (N, C, L) input"),
         ("F.adaptive_max_pool2d(x, (2, 3), return_indices=True)", "return_indices=True"),
+        ("F.unfold(x, 5)", "the kernel does not fit"),
+        ("F.fold(x[0], (3, 3), 2)", "fold expects an input of shape"),
 ]:
     error(expr, msg)
 s.run()

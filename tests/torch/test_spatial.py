@@ -38,17 +38,21 @@ for dt in [np.float32, np.float64]:
                          ("bicubic", [(1, 2, 5, 7)]), ("trilinear", [(1, 2, 3, 4, 5)]),
                          ("area", [(2, 3, 7), (1, 2, 7, 9)])]:
         corner_opts = [None] if mode in ("nearest", "nearest-exact", "area") else [False, True]
+        if dt == np.float64:  # the index math is the same; f64 checks the weights' precision
+            if mode.startswith("nearest"):
+                continue
+            shapes = shapes[:1]
         for shape in shapes:
             nd = len(shape) - 2
             items = []
             for ac in corner_opts:
                 acs = "" if ac is None else f", align_corners={ac}"
-                for size in [1, 3, 7, 10, 2 * shape[-1]]:
+                for size in [1, 7, 10, 2 * shape[-1]]:
                     size_arg = [size + i for i in range(nd)]
                     items.append((f"F.interpolate(x, size={size_arg}, mode='{mode}'{acs})",
                                   lambda x, sz=size_arg, m=mode, a=ac: F.interpolate(
                                       x, size=sz, mode=m, align_corners=a)))
-                for sf in [0.5, 1.7, 2.0, 3]:
+                for sf in [0.5, 1.7, 3]:
                     for rec in [None, True]:
                         items.append((f"F.interpolate(x, scale_factor={sf}, mode='{mode}'{acs}, "
                                       f"recompute_scale_factor={rec})",
@@ -107,6 +111,8 @@ PADS = {
 }
 for dt in [np.float32, np.float64]:
     for shape, pads in PADS.items():
+        if dt == np.float64 and shape not in [(2, 3, 7), (1, 2, 5, 7)]:
+            continue
         group(f"pad {shape} {np.dtype(dt).name}", {"x": s.randn(shape, dt)},
               [(f"F.pad(x, {list(p)}, mode='{m}')", lambda x, p=p, m=m: F.pad(x, p, mode=m))
                for m, p in pads])
@@ -151,7 +157,7 @@ for dt in [np.float32, np.float64]:
                                 ((1, 3, 1023), (5, 3, 4), 3, 2, 2, 1),
                                 ((3, 7), (2, 3, 1), 1, "'same'", 1, 1),
                                 ((2, 2, 9), (4, 2, 4), 1, "'same'", 2, 1),
-                                ((0, 2, 5), (3, 2, 2), 1, "'valid'", 1, 1)]:
+                                ((0, 2, 5), (3, 2, 2), 1, "'valid'", 1, 1)][:5 if dt == np.float32 else 2]:
         pp = p.strip("'") if isinstance(p, str) else p
         group(f"conv1d {xs} {ws} s{st} p{p} d{d} g{g} {np.dtype(dt).name}",
               {"x": s.randn(xs, dt), "w": s.randn(ws, dt), "b": s.randn((ws[0],), dt)}, [
@@ -170,7 +176,7 @@ for dt in [np.float32, np.float64]:
             (2, (1, 4, 5, 6), (4, 3, 3, 2), (2, 3), (1, 0), (1, 2), 2, 1),
             (2, (2, 3, 4), (2, 3, 2, 3), 2, 1, 0, 1, (2, 1)),
             (2, (1, 2, 3, 3), (2, 1, 3, 3), 3, 4, 1, 2, 2),
-            (2, (0, 2, 3, 3), (2, 3, 2, 2), 2, 0, 0, 1, 1)]:
+            (2, (0, 2, 3, 3), (2, 3, 2, 2), 2, 0, 0, 1, 1)][::1 if dt == np.float32 else 2]:
         fn = F.conv_transpose1d if n == 1 else F.conv_transpose2d
         group(f"conv_transpose{n}d {xs} {ws} s{st} p{p} op{op} g{g} d{d} {np.dtype(dt).name}",
               {"x": s.randn(xs, dt), "w": s.randn(ws, dt), "b": s.randn((ws[1] * g,), dt)}, [
@@ -220,7 +226,7 @@ group("pools misc", {"x": s.randint((2, 3, 5, 7), -50, 50), "y": s.special().res
 # --- unfold / fold ---------------------------------------------------------------------------
 for xs, k, d, p, st in [((2, 3, 5, 7), 2, 1, 0, 1), ((1, 2, 6, 5), (3, 2), (1, 2), (1, 0), (2, 1)),
                         ((3, 4, 4), 3, 1, 1, 2), ((1, 1, 3, 3), 3, 1, 0, 1), ((0, 2, 4, 4), 2, 1, 0, 2)]:
-    for dt in [np.float32, np.float64]:
+    for dt in [np.float32, np.float64][:2 if xs[0] == 1 else 1]:
         group(f"unfold/fold {xs} k{k} d{d} p{p} s{st} {np.dtype(dt).name}", {"x": s.randn(xs, dt)}, [
             (f"F.unfold(x, {k}, {d}, {p}, {st})",
              lambda x, k=k, d=d, p=p, st=st: F.unfold(x, k, d, p, st)),

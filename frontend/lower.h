@@ -180,6 +180,7 @@ void add_math_ops(std::vector<OpEntry>& t);    // elementwise, comparisons, redu
 void add_nn_ops(std::vector<OpEntry>& t);      // softmax, norms, matmul, conv, pooling, factories
 void add_layout_ops(std::vector<OpEntry>& t);  // view/reshape/permute/cat/split/... and casts
 void add_nn2_ops(std::vector<OpEntry>& t);     // losses, group/instance norm, attention
+void add_spatial_ops(std::vector<OpEntry>& t);  // pad, interpolate, conv1d/transpose, 1-D pools
 const OpEntry* find_op(unsigned spelling, const std::string& name);
 std::vector<std::string> op_names(unsigned spelling);
 

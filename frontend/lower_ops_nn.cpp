@@ -77,33 +77,6 @@ Val pool_stride(Bound& b) {
   return Val::tuple(items);
 }
 
-// adaptive pooling to an output size with a 0 (PyTorch gives an empty
-// tensor): a view of x cut to at most one row/column, expanded to the output
-// shape, so symbolic leading dims stay symbolic.
-Val empty_adaptive_pool(Bound& b, ir::Value* x, const std::vector<int64_t>& out) {
-  const ir::Type& t = x->type();
-  if (t.rank() != 3 && t.rank() != 4) {
-    b.fail("input",
-           "adaptive_avg_pool2d expects a 3-D (C, H, W) or 4-D (N, C, H, W) input, got " + t.str());
-  }
-  if (!is_floating(t.dtype())) {
-    b.fail("input", "adaptive_avg_pool2d expects a floating input, got " + t.str());
-  }
-  std::vector<int64_t> size(size_t(t.rank() - 2), -1);
-  ir::Value* v = x;
-  for (int64_t axis = 0; axis < 2; ++axis) {
-    int64_t d = t.rank() - 2 + axis, n = b.L.static_dim(x, d, b.span("input"));
-    if (n == 0)
-      b.fail("input", "adaptive_avg_pool2d expects non-empty spatial dims, got " + t.str());
-    int64_t keep = out[size_t(axis)] == 0 ? 0 : 1;
-    v = b.L.apply1("slice", {v},
-                   {{"dim", d}, {"start", int64_t(0)}, {"end", keep}, {"step", int64_t(1)}},
-                   b.call.callee);
-    size.push_back(out[size_t(axis)]);
-  }
-  return emit(b, "expand", {v}, {{"size", size}});
-}
-
 std::vector<int64_t> as_ints(const Val& v) {
   std::vector<int64_t> out;
   for (const Val& i : v.items) out.push_back(i.i);
@@ -328,29 +301,6 @@ void add_nn_ops(std::vector<OpEntry>& t) {
                    attrs.set("divisor_override", b.int_("divisor_override"));
                  return emit(b, "avg_pool2d", {b.tensor("input")}, attrs);
                }});
-  t.push_back(
-      {"adaptive_avg_pool2d", kF | kTorch, "input, output_size", [](Bound& b) {
-         ir::Value* x = b.tensor("input");
-         std::vector<int64_t> out = pair(b, "output_size");
-         if (out[0] < 0 || out[1] < 0) {
-           b.fail("output_size",
-                  "elements of output_size must be greater than or equal to 0, got [" +
-                      std::to_string(out[0]) + ", " + std::to_string(out[1]) + "]");
-         }
-         if (out[0] == 0 || out[1] == 0) return empty_adaptive_pool(b, x, out);
-         if (out[0] == 1 && out[1] == 1) {
-           return emit(b, "mean", {x}, reduce_attrs({-2, -1}, true));
-         }
-         int64_t h = b.L.static_dim(x, -2, b.span("input")),
-                 w = b.L.static_dim(x, -1, b.span("input"));
-         if (h % out[0] || w % out[1]) {
-           b.fail(
-               "output_size",
-               "adaptive pooling with a size that does not divide the input is not supported yet");
-         }
-         std::vector<int64_t> k{h / out[0], w / out[1]};
-         return emit(b, "avg_pool2d", {x}, {{"kernel_size", k}, {"stride", k}});
-       }});
 
   // --- factories -----------------------------------------------------------------------------
   t.push_back({"zeros", kTorch, "*size, dtype=None",

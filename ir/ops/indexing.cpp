@@ -34,10 +34,10 @@ int64_t checked(int64_t i, int64_t size) {
 int64_t check_index(const InferContext& ctx, const TensorType& x, const TensorType& index,
                     const TensorType* src) {
   if (!is_integral(index.dtype) || index.dtype == DType::Bool) {
-    ctx.fail("index " + ew::describe(ctx, 1) + " must be an integer tensor (int64 or int32)");
+    ctx.fail(ew::describe(ctx, 1) + " must be an integer tensor (int64 or int32)");
   }
   if (index.rank() != x.rank()) {
-    ctx.fail("index " + ew::describe(ctx, 1) + " must have the rank of " + ew::describe(ctx, 0));
+    ctx.fail(ew::describe(ctx, 1) + " must have the rank of " + ew::describe(ctx, 0));
   }
   const int64_t dim = normalize_dim(ctx, ctx.attrs.get_int("dim"), std::max<int64_t>(x.rank(), 1));
   for (int64_t d = 0; d < index.rank(); ++d) {
@@ -45,11 +45,11 @@ int64_t check_index(const InferContext& ctx, const TensorType& x, const TensorTy
     if (!i.is_static()) continue;
     auto exceeds = [&](const Dim& o) { return o.is_static() && i.value > o.value; };
     if (d != dim && exceeds(x.dims[size_t(d)])) {
-      ctx.fail("index " + ew::describe(ctx, 1) + " is larger than " + ew::describe(ctx, 0) +
+      ctx.fail(ew::describe(ctx, 1) + " is larger than " + ew::describe(ctx, 0) +
                " in dim " + to_string(d) + " (only dim " + to_string(dim) + " may differ)");
     }
     if (src && exceeds(src->dims[size_t(d)])) {
-      ctx.fail("index " + ew::describe(ctx, 1) + " is larger than " + ew::describe(ctx, 2) +
+      ctx.fail(ew::describe(ctx, 1) + " is larger than " + ew::describe(ctx, 2) +
                " in dim " + to_string(d));
     }
   }
@@ -93,11 +93,11 @@ std::vector<Type> infer_scatter(const InferContext& ctx) {
   const TensorType& index = ctx.tensor(1);
   const TensorType& src = ctx.tensor(2);
   if (src.dtype != x.dtype) {
-    ctx.fail("src " + ew::describe(ctx, 2) + " must have the dtype of " + ew::describe(ctx, 0) +
+    ctx.fail(ew::describe(ctx, 2) + " must have the dtype of " + ew::describe(ctx, 0) +
              " (as in PyTorch); convert it with .to(x.dtype)");
   }
   if (src.rank() != x.rank()) {
-    ctx.fail("src " + ew::describe(ctx, 2) + " must have the rank of " + ew::describe(ctx, 0));
+    ctx.fail(ew::describe(ctx, 2) + " must have the rank of " + ew::describe(ctx, 0));
   }
   check_index(ctx, x, index, &src);
   const std::string& reduce = ctx.attrs.get_string("reduce");

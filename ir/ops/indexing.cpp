@@ -42,15 +42,20 @@ int64_t check_index(const InferContext& ctx, const TensorType& x, const TensorTy
   const int64_t dim = normalize_dim(ctx, ctx.attrs.get_int("dim"), std::max<int64_t>(x.rank(), 1));
   for (int64_t d = 0; d < index.rank(); ++d) {
     const Dim& i = index.dims[size_t(d)];
-    if (!i.is_static()) continue;
-    auto exceeds = [&](const Dim& o) { return o.is_static() && i.value > o.value; };
+    // A symbolic size on either side must be the same symbol on both: the
+    // lowering reads x and src at the index's positions without a bound check.
+    auto exceeds = [&](const Dim& o) {
+      if (!i.is_static() || !o.is_static()) return !(i == o);
+      return i.value > o.value;
+    };
     if (d != dim && exceeds(x.dims[size_t(d)])) {
       ctx.fail(ew::describe(ctx, 1) + " is larger than " + ew::describe(ctx, 0) +
-               " in dim " + to_string(d) + " (only dim " + to_string(dim) + " may differ)");
+               " in dim " + to_string(d) + " (outside dim " + to_string(dim) +
+               " the index must fit in x; a symbolic size must be the same symbol in both)");
     }
     if (src && exceeds(src->dims[size_t(d)])) {
       ctx.fail(ew::describe(ctx, 1) + " is larger than " + ew::describe(ctx, 2) +
-               " in dim " + to_string(d));
+               " in dim " + to_string(d) + " (a symbolic size must be the same symbol in both)");
     }
   }
   return dim;

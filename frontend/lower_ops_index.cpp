@@ -1,6 +1,6 @@
 // Op table, indexing with index tensors, composed from the registry's gather
 // and scatter (ir/ops/indexing.cpp) and layout ops:
-//   gather / take_along_dim / index_select / F.embedding / F.one_hot read
+//   gather / take / take_along_dim / index_select / F.embedding / F.one_hot read
 //   through gather (index_select expands its vector index along the other
 //   dims); scatter / scatter_add / scatter_reduce / index_add / index_copy /
 //   index_fill / index_put write through scatter; scatter_reduce's mean is a
@@ -375,6 +375,15 @@ void add_index_ops(std::vector<OpEntry>& t) {
                  }
                  return emit(b, "gather", {expand(L, x, xb, at), expand(L, idx, ib, at)},
                              {{"dim", d}});
+               }});
+  t.push_back({"take", TM, "input, index", [](Bound& b) {
+                 // x viewed as 1-D; negative indices count from the end, as in PyTorch.
+                 const Span& at = b.call.callee;
+                 ir::Value* x = b.tensor("input");
+                 ir::Value* flat =
+                     reshape(b.L, x, {numel(static_shape_of(b.L, x, at, "a tensor"))}, at);
+                 return b.L.fresh(
+                     index_get(b.L, flat, {{0, b.tensor("index"), b.span("index")}}, at));
                }});
   t.push_back({"index_select", TM, "input, dim, index", [](Bound& b) {
                  Lowerer& L = b.L;

@@ -1,4 +1,4 @@
-"""Indexing with index tensors (issue 13) against PyTorch: gather, take_along_dim,
+"""Indexing with index tensors (issue 13) against PyTorch: gather, take, take_along_dim,
 index_select, embedding, one_hot, scatter / scatter_add / scatter_reduce,
 index_add / index_copy / index_fill / index_put, and advanced subscripts
 (x[idx], x[:, idx], x[i0, i1], x[idx] = v, x[:, idx] += v)."""
@@ -45,6 +45,11 @@ s.case("take_along_dim broadcast", fn("    return torch.take_along_dim(x, i, 1)\
        lambda x, i: torch.take_along_dim(x, i, 1))
 s.case("take_along_dim flat", fn("    return x.take_along_dim(i)\n"),
        {"x": s.randn((3, 4)), "i": s.randint((5,), 0, 12)}, lambda x, i: x.take_along_dim(i))
+
+s.case("take negative wraps", fn("    return torch.take(x, i)\n"),
+       {"x": s.randn((3, 4)), "i": s.randint((2, 5), -12, 12)}, torch.take)
+s.case("take out of range", fn("    return x.take(i)\n"),
+       {"x": s.randn((3, 4)), "i": np.array([12], np.int64)}, None, expect_error="index out of range")
 
 # --- index_select / embedding / one_hot ------------------------------------------------------
 s.case("index_select dim 1 int32 index", fn("    return torch.index_select(x, 1, i)\n"),

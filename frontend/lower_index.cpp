@@ -117,7 +117,8 @@ std::vector<IndexItem> expand_ellipsis(Lowerer& L, std::vector<IndexItem> items,
   // Dims not mentioned are taken whole.
   int64_t used = 0;
   for (const IndexItem& it : out) {
-    used += it.kind == IndexItem::Int || it.kind == IndexItem::Slice || it.kind == IndexItem::Tensor;
+    used +=
+        it.kind == IndexItem::Int || it.kind == IndexItem::Slice || it.kind == IndexItem::Tensor;
   }
   for (; used < rank; ++used) {
     IndexItem full;

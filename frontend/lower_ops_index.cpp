@@ -79,7 +79,7 @@ struct Prepared {
   std::vector<ir::Value*> wrapped;  // i64, broadcast to bshape
   bool adjacent = true;
   int64_t first = 0;
-  Shape rest;  // sizes of the dims not indexed, in order
+  Shape rest;                  // sizes of the dims not indexed, in order
   std::vector<int64_t> order;  // indexed dims, then the others
 };
 
@@ -95,8 +95,8 @@ Prepared prepare(Lowerer& L, ir::Value* x, const std::vector<DimIndex>& indices,
       for (const DimIndex& e : indices) {
         shapes += (shapes.empty() ? "" : ", ") + ir::dims_str(e.index->type().dims());
       }
-      L.fail(at, "shape mismatch: index tensors of shapes " + shapes +
-                     " cannot be broadcast together");
+      L.fail(at,
+             "shape mismatch: index tensors of shapes " + shapes + " cannot be broadcast together");
     }
   }
   p.bshape = ir::static_shape(*b);
@@ -184,8 +184,9 @@ ir::Value* flatten_indexed(Lowerer& L, ir::Value* x, const Prepared& p, const Sp
 void check_index_tensor(Lowerer& L, ir::Value* index, const Span& at) {
   DType t = index->type().dtype();
   if (t == DType::Bool || t == DType::U8) {
-    L.fail(at, "indexing with a boolean mask gives a result whose shape depends on the data, "
-               "which Kiln's static shapes cannot express",
+    L.fail(at,
+           "indexing with a boolean mask gives a result whose shape depends on the data, "
+           "which Kiln's static shapes cannot express",
            "keep the shape with torch.where(mask, x, other) or x.masked_fill(~mask, value)");
   }
   if (!is_integral(t)) {
@@ -286,8 +287,8 @@ Val scatter_mean(Bound& b, ir::Value* src, bool include_self) {
     return L.apply1("full", {}, {{"size", s}, {"value", v}, {"dtype", DType::I64}}, at);
   };
   attrs.set("include_self", true);
-  ir::Value* count = L.apply1("scatter", {full(xs, include_self ? 1 : 0), index, full(is, 1)},
-                              attrs, at);
+  ir::Value* count =
+      L.apply1("scatter", {full(xs, include_self ? 1 : 0), index, full(is, 1)}, attrs, at);
   ir::Value* zero = L.apply1("eq", {count, int_const(L, 0, at)}, {}, at);
   ir::Value* safe = L.apply1("masked_fill", {count, zero, int_const(L, 1, at)}, {}, at);
   DType t = x->type().dtype();
@@ -327,8 +328,8 @@ Val index_along(Bound& b, const std::string& source_arg, const std::string& redu
     if (alpha != 1) src = L.apply1("mul", {src, L.constant(Val::float_(alpha), at)}, {}, at);
     src = L.cast(src, x->type().dtype(), at);
   } else if (sv.is_number()) {
-    src = L.apply1("full", {}, {{"size", target}, {"value", sv.num()}, {"dtype", x->type().dtype()}},
-                   at);
+    src = L.apply1("full", {},
+                   {{"size", target}, {"value", sv.num()}, {"dtype", x->type().dtype()}}, at);
   } else {
     b.fail(source_arg, source_arg + " must be a tensor or a number");
   }
@@ -339,52 +340,51 @@ Val index_along(Bound& b, const std::string& source_arg, const std::string& redu
 }  // namespace
 
 void add_index_ops(std::vector<OpEntry>& t) {
-  t.push_back({"gather", TM, "input, dim, index, *, sparse_grad=False", [](Bound& b) {
-                 check_index_tensor(b.L, b.tensor("index"), b.span("index"));
-                 return emit(b, "gather", {b.tensor("input"), b.tensor("index")},
-                             {{"dim", b.int_("dim")}});
-               }});
-  t.push_back({"take_along_dim", TM, "input, indices, dim=None", [](Bound& b) {
-                 Lowerer& L = b.L;
-                 const Span& at = b.call.callee;
-                 ir::Value* x = b.tensor("input");
-                 ir::Value* idx = b.tensor("indices");
-                 check_index_tensor(L, idx, b.span("indices"));
-                 if (b.is_none("dim")) {
-                   Shape xs = static_shape_of(L, x, at, "a tensor");
-                   Shape is = static_shape_of(L, idx, at, "an index");
-                   return emit(b, "gather",
-                               {reshape(L, x, {numel(xs)}, at), reshape(L, idx, {numel(is)}, at)},
-                               {{"dim", int64_t{0}}});
-                 }
-                 if (x->type().rank() != idx->type().rank()) {
-                   b.fail("indices", "input and indices must have the same number of dims");
-                 }
-                 const int64_t d = norm_dim(L, b.int_("dim"), x->type().rank(), b.span("dim"));
-                 Shape xs = static_shape_of(L, x, at, "a tensor");
-                 Shape is = static_shape_of(L, idx, at, "an index");
-                 Shape xb = xs, ib = is;
-                 for (size_t k = 0; k < xs.size(); ++k) {
-                   if (int64_t(k) == d) continue;
-                   if (xs[k] != is[k] && xs[k] != 1 && is[k] != 1) {
-                     b.fail("indices", "input " + ir::dims_str(x->type().dims()) +
-                                           " and indices " + ir::dims_str(idx->type().dims()) +
-                                           " do not broadcast outside dim " + std::to_string(d));
-                   }
-                   xb[k] = ib[k] = xs[k] == 1 ? is[k] : xs[k];
-                 }
-                 return emit(b, "gather", {expand(L, x, xb, at), expand(L, idx, ib, at)},
-                             {{"dim", d}});
-               }});
-  t.push_back({"take", TM, "input, index", [](Bound& b) {
-                 // x viewed as 1-D; negative indices count from the end, as in PyTorch.
-                 const Span& at = b.call.callee;
-                 ir::Value* x = b.tensor("input");
-                 ir::Value* flat =
-                     reshape(b.L, x, {numel(static_shape_of(b.L, x, at, "a tensor"))}, at);
-                 return b.L.fresh(
-                     index_get(b.L, flat, {{0, b.tensor("index"), b.span("index")}}, at));
-               }});
+  t.push_back(
+      {"gather", TM, "input, dim, index, *, sparse_grad=False", [](Bound& b) {
+         check_index_tensor(b.L, b.tensor("index"), b.span("index"));
+         return emit(b, "gather", {b.tensor("input"), b.tensor("index")}, {{"dim", b.int_("dim")}});
+       }});
+  t.push_back(
+      {"take_along_dim", TM, "input, indices, dim=None", [](Bound& b) {
+         Lowerer& L = b.L;
+         const Span& at = b.call.callee;
+         ir::Value* x = b.tensor("input");
+         ir::Value* idx = b.tensor("indices");
+         check_index_tensor(L, idx, b.span("indices"));
+         if (b.is_none("dim")) {
+           Shape xs = static_shape_of(L, x, at, "a tensor");
+           Shape is = static_shape_of(L, idx, at, "an index");
+           return emit(b, "gather",
+                       {reshape(L, x, {numel(xs)}, at), reshape(L, idx, {numel(is)}, at)},
+                       {{"dim", int64_t{0}}});
+         }
+         if (x->type().rank() != idx->type().rank()) {
+           b.fail("indices", "input and indices must have the same number of dims");
+         }
+         const int64_t d = norm_dim(L, b.int_("dim"), x->type().rank(), b.span("dim"));
+         Shape xs = static_shape_of(L, x, at, "a tensor");
+         Shape is = static_shape_of(L, idx, at, "an index");
+         Shape xb = xs, ib = is;
+         for (size_t k = 0; k < xs.size(); ++k) {
+           if (int64_t(k) == d) continue;
+           if (xs[k] != is[k] && xs[k] != 1 && is[k] != 1) {
+             b.fail("indices", "input " + ir::dims_str(x->type().dims()) + " and indices " +
+                                   ir::dims_str(idx->type().dims()) +
+                                   " do not broadcast outside dim " + std::to_string(d));
+           }
+           xb[k] = ib[k] = xs[k] == 1 ? is[k] : xs[k];
+         }
+         return emit(b, "gather", {expand(L, x, xb, at), expand(L, idx, ib, at)}, {{"dim", d}});
+       }});
+  t.push_back(
+      {"take", TM, "input, index", [](Bound& b) {
+         // x viewed as 1-D; negative indices count from the end, as in PyTorch.
+         const Span& at = b.call.callee;
+         ir::Value* x = b.tensor("input");
+         ir::Value* flat = reshape(b.L, x, {numel(static_shape_of(b.L, x, at, "a tensor"))}, at);
+         return b.L.fresh(index_get(b.L, flat, {{0, b.tensor("index"), b.span("index")}}, at));
+       }});
   t.push_back({"index_select", TM, "input, dim, index", [](Bound& b) {
                  Lowerer& L = b.L;
                  const Span& at = b.call.callee;
@@ -396,8 +396,8 @@ void add_index_ops(std::vector<OpEntry>& t) {
                  }
                  const int64_t d = norm_dim(L, b.int_("dim"), x->type().rank(), b.span("dim"));
                  Shape xs = static_shape_of(L, x, at, "a tensor");
-                 if (xs.empty()) return emit(b, "gather", {x, reshape(L, index, {}, at)},
-                                             {{"dim", int64_t{0}}});
+                 if (xs.empty())
+                   return emit(b, "gather", {x, reshape(L, index, {}, at)}, {{"dim", int64_t{0}}});
                  return emit(b, "gather", {x, along(L, index, xs, d, at)}, {{"dim", d}});
                }});
   t.push_back({"embedding", kF,
@@ -424,63 +424,63 @@ void add_index_ops(std::vector<OpEntry>& t) {
                  out.push_back(ws[1]);
                  return L.fresh(reshape(L, rows, out, at));
                }});
-  t.push_back({"one_hot", kF, "tensor, num_classes=-1", [](Bound& b) {
-                 Lowerer& L = b.L;
-                 const Span& at = b.call.callee;
-                 ir::Value* x = b.tensor("tensor");
-                 const int64_t c = b.int_("num_classes");
-                 if (c < 0) {
-                   L.fail(b.span("num_classes"),
-                          "one_hot with num_classes=-1 takes the class count from the data "
-                          "(max + 1), which Kiln's static shapes cannot express",
-                          "pass the number of classes: F.one_hot(t, num_classes=C)");
-                 }
-                 check_index_tensor(L, x, b.span("tensor"));
-                 Shape xs = static_shape_of(L, x, at, "an index");
-                 ir::Value* classes = L.apply1(
-                     "arange", {},
-                     {{"start", 0.0}, {"end", double(c)}, {"step", 1.0}, {"dtype", DType::I64}}, at);
-                 // Gathering the class ids checks every value against [0, C).
-                 ir::Value* flat = reshape(L, x, {numel(xs)}, at);
-                 ir::Value* checked =
-                     L.apply1("gather", {classes, flat}, {{"dim", int64_t{0}}}, at);
-                 Shape col = xs;
-                 col.push_back(1);
-                 ir::Value* eq = L.apply1("eq", {reshape(L, checked, col, at), classes}, {}, at);
-                 return L.fresh(L.cast(eq, DType::I64, at));
-               }});
-  t.push_back({"scatter", TM, "input, dim, index, src=None, value=None, *, reduce=None",
-               [](Bound& b) {
-                 ir::Value* x = b.tensor("input");
-                 bool has_src = !b.is_none("src");
-                 if (has_src == !b.is_none("value")) {
-                   b.fail("scatter takes exactly one of src and value");
-                 }
-                 std::string name = has_src ? "src" : "value";
-                 ir::Value* src = scatter_src(b, x, b.tensor("index"), b.val(name), name);
-                 std::string reduce = "none";
-                 if (!b.is_none("reduce")) {
-                   std::string r = b.str("reduce");
-                   if (r != "add" && r != "multiply") {
-                     b.fail("reduce", "reduce must be 'add' or 'multiply', got '" + r + "'");
-                   }
-                   reduce = r == "add" ? "sum" : "prod";
-                 }
-                 return scatter_op(b, src, reduce);
-               }});
+  t.push_back(
+      {"one_hot", kF, "tensor, num_classes=-1", [](Bound& b) {
+         Lowerer& L = b.L;
+         const Span& at = b.call.callee;
+         ir::Value* x = b.tensor("tensor");
+         const int64_t c = b.int_("num_classes");
+         if (c < 0) {
+           L.fail(b.span("num_classes"),
+                  "one_hot with num_classes=-1 takes the class count from the data "
+                  "(max + 1), which Kiln's static shapes cannot express",
+                  "pass the number of classes: F.one_hot(t, num_classes=C)");
+         }
+         check_index_tensor(L, x, b.span("tensor"));
+         Shape xs = static_shape_of(L, x, at, "an index");
+         ir::Value* classes = L.apply1(
+             "arange", {},
+             {{"start", 0.0}, {"end", double(c)}, {"step", 1.0}, {"dtype", DType::I64}}, at);
+         // Gathering the class ids checks every value against [0, C).
+         ir::Value* flat = reshape(L, x, {numel(xs)}, at);
+         ir::Value* checked = L.apply1("gather", {classes, flat}, {{"dim", int64_t{0}}}, at);
+         Shape col = xs;
+         col.push_back(1);
+         ir::Value* eq = L.apply1("eq", {reshape(L, checked, col, at), classes}, {}, at);
+         return L.fresh(L.cast(eq, DType::I64, at));
+       }});
+  t.push_back(
+      {"scatter", TM, "input, dim, index, src=None, value=None, *, reduce=None", [](Bound& b) {
+         ir::Value* x = b.tensor("input");
+         bool has_src = !b.is_none("src");
+         if (has_src == !b.is_none("value")) {
+           b.fail("scatter takes exactly one of src and value");
+         }
+         std::string name = has_src ? "src" : "value";
+         ir::Value* src = scatter_src(b, x, b.tensor("index"), b.val(name), name);
+         std::string reduce = "none";
+         if (!b.is_none("reduce")) {
+           std::string r = b.str("reduce");
+           if (r != "add" && r != "multiply") {
+             b.fail("reduce", "reduce must be 'add' or 'multiply', got '" + r + "'");
+           }
+           reduce = r == "add" ? "sum" : "prod";
+         }
+         return scatter_op(b, src, reduce);
+       }});
   t.push_back({"scatter_add", TM, "input, dim, index, src",
                [](Bound& b) { return scatter_op(b, b.tensor("src"), "sum"); }});
-  t.push_back({"scatter_reduce", TM, "input, dim, index, src, reduce, *, include_self=True",
-               [](Bound& b) {
-                 std::string r = b.str("reduce");
-                 bool self = b.bool_("include_self");
-                 if (r == "mean") return scatter_mean(b, b.tensor("src"), self);
-                 if (r != "sum" && r != "prod" && r != "amax" && r != "amin") {
-                   b.fail("reduce", "reduce must be 'sum', 'prod', 'mean', 'amax' or 'amin', got '" +
-                                        r + "'");
-                 }
-                 return scatter_op(b, b.tensor("src"), r, self);
-               }});
+  t.push_back(
+      {"scatter_reduce", TM, "input, dim, index, src, reduce, *, include_self=True", [](Bound& b) {
+         std::string r = b.str("reduce");
+         bool self = b.bool_("include_self");
+         if (r == "mean") return scatter_mean(b, b.tensor("src"), self);
+         if (r != "sum" && r != "prod" && r != "amax" && r != "amin") {
+           b.fail("reduce",
+                  "reduce must be 'sum', 'prod', 'mean', 'amax' or 'amin', got '" + r + "'");
+         }
+         return scatter_op(b, b.tensor("src"), r, self);
+       }});
   t.push_back({"index_add", TM, "input, dim, index, source, *, alpha=1", [](Bound& b) {
                  const Val& a = b.val("alpha");
                  if (!a.is_number()) b.fail("alpha", "alpha must be a number");
@@ -506,8 +506,8 @@ void add_index_ops(std::vector<OpEntry>& t) {
                                          std::to_string(x->type().rank()));
                  }
                  if (dims.empty()) b.fail("indices", "index_put needs at least one index tensor");
-                 return b.L.fresh(index_put(b.L, x, dims, b.tensor("values"),
-                                            b.bool_("accumulate"), b.call.callee));
+                 return b.L.fresh(index_put(b.L, x, dims, b.tensor("values"), b.bool_("accumulate"),
+                                            b.call.callee));
                }});
 }
 

@@ -49,13 +49,13 @@ int64_t check_index(const InferContext& ctx, const TensorType& x, const TensorTy
       return i.value > o.value;
     };
     if (d != dim && exceeds(x.dims[size_t(d)])) {
-      ctx.fail(ew::describe(ctx, 1) + " is larger than " + ew::describe(ctx, 0) +
-               " in dim " + to_string(d) + " (outside dim " + to_string(dim) +
+      ctx.fail(ew::describe(ctx, 1) + " is larger than " + ew::describe(ctx, 0) + " in dim " +
+               to_string(d) + " (outside dim " + to_string(dim) +
                " the index must fit in x; a symbolic size must be the same symbol in both)");
     }
     if (src && exceeds(src->dims[size_t(d)])) {
-      ctx.fail(ew::describe(ctx, 1) + " is larger than " + ew::describe(ctx, 2) +
-               " in dim " + to_string(d) + " (a symbolic size must be the same symbol in both)");
+      ctx.fail(ew::describe(ctx, 1) + " is larger than " + ew::describe(ctx, 2) + " in dim " +
+               to_string(d) + " (a symbolic size must be the same symbol in both)");
     }
   }
   return dim;

@@ -71,9 +71,7 @@ Stmt lower_scatter(NodeLowering& n, const std::vector<OutBuf>& outs) {
   const std::string reduce = n.attrs().get_string("reduce");
   const bool include_self = n.attrs().get_bool("include_self");
   const DType acc = accum_dtype(out.buf->dtype);
-  auto element = [&](const Index& at) {
-    return Load::make(out.buf, flat_index(at, out.dims));
-  };
+  auto element = [&](const Index& at) { return Load::make(out.buf, flat_index(at, out.dims)); };
   auto store = [&](const Index& at, const Expr& v, const Expr& check) {
     Stmt s = Store::make(out.buf, flat_index(at, out.dims), cast_to(v, out.buf->dtype));
     // A 0-d x: the check's value is unused, so make the store depend on it.

@@ -181,6 +181,7 @@ void add_nn_ops(std::vector<OpEntry>& t);      // softmax, norms, matmul, conv, 
 void add_layout_ops(std::vector<OpEntry>& t);  // view/reshape/permute/cat/split/... and casts
 void add_nn2_ops(std::vector<OpEntry>& t);     // losses, group/instance norm, attention
 void add_spatial_ops(std::vector<OpEntry>& t);  // pad, interpolate, conv1d/transpose, 1-D pools
+void add_index_ops(std::vector<OpEntry>& t);   // gather, scatter, index_put, ... (lower_ops_index.cpp)
 const OpEntry* find_op(unsigned spelling, const std::string& name);
 std::vector<std::string> op_names(unsigned spelling);
 

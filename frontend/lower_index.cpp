@@ -1,5 +1,8 @@
 // Indexing: `x[1:, ::2]`, `x[..., -1]`, `x[None]`, `x[2]` become slice /
 // select / unsqueeze views; `xs[0]` on tuples and lists is compile-time.
+// Integer index tensors (`x[idx]`, `x[:, i0, i1]`) are advanced indexing
+// (frontend/index_ops.h): as in PyTorch, ints and slices apply first and the
+// index tensors then pick along the dims they stand at.
 //
 // Slice assignment is functionalized into pure ops: the assigned value is
 // broadcast to the indexed region, laid out at its place in a tensor of the
@@ -9,15 +12,16 @@
 //   y[:, 1:3] = v   ==>   where(cat([F, T, T, F...]), cat([0, v, 0]), y)
 #include <limits>
 
-#include "frontend/lower.h"
+#include "frontend/index_ops.h"
 
 namespace kiln::frontend {
 
 namespace {
 
 struct IndexItem {
-  enum Kind { Int, Slice, NewAxis, Ellipsis } kind = Int;
+  enum Kind { Int, Slice, NewAxis, Ellipsis, Tensor } kind = Int;
   int64_t i = 0;
+  ir::Value* tensor = nullptr;
   std::optional<int64_t> start, stop, step;
   Span span;
 };
@@ -59,8 +63,9 @@ std::vector<IndexItem> parse_index(Lowerer& L, const Expr& index) {
       } else if (v.kind == Val::Kind::Int) {
         it.i = v.i;
       } else if (v.is_tensor()) {
-        L.fail(p->span, "indexing with a tensor (advanced indexing) is not supported yet",
-               "use torch.where or masked_fill for masks");
+        check_index_tensor(L, v.value, p->span);
+        it.kind = IndexItem::Tensor;
+        it.tensor = v.value;
       } else {
         L.fail(p->span,
                "a tensor index must be an integer, a slice, None or '...', got " + kind_name(v));
@@ -86,7 +91,9 @@ std::vector<IndexItem> expand_ellipsis(Lowerer& L, std::vector<IndexItem> items,
                                        const Span& at) {
   int64_t consuming = 0, ellipses = 0;
   for (const IndexItem& it : items) {
-    if (it.kind == IndexItem::Int || it.kind == IndexItem::Slice) ++consuming;
+    if (it.kind == IndexItem::Int || it.kind == IndexItem::Slice || it.kind == IndexItem::Tensor) {
+      ++consuming;
+    }
     if (it.kind == IndexItem::Ellipsis) ++ellipses;
   }
   if (ellipses > 1) L.fail(at, "an index can only have a single ellipsis ('...')");
@@ -109,7 +116,10 @@ std::vector<IndexItem> expand_ellipsis(Lowerer& L, std::vector<IndexItem> items,
   }
   // Dims not mentioned are taken whole.
   int64_t used = 0;
-  for (const IndexItem& it : out) used += it.kind == IndexItem::Int || it.kind == IndexItem::Slice;
+  for (const IndexItem& it : out) {
+    used +=
+        it.kind == IndexItem::Int || it.kind == IndexItem::Slice || it.kind == IndexItem::Tensor;
+  }
   for (; used < rank; ++used) {
     IndexItem full;
     full.kind = IndexItem::Slice;
@@ -153,9 +163,14 @@ Val Lowerer::subscript(const Val& base, const Expr& index, const Span& at) {
   int64_t rank = cur->type().rank();
   std::vector<IndexItem> items = expand_ellipsis(*this, parse_index(*this, index), rank, at);
   int64_t d = 0;  // dim of `cur` the next item applies to
+  std::vector<DimIndex> tensors;
   for (const IndexItem& it : items) {
     const ir::Dims& dims = cur->type().dims();
     switch (it.kind) {
+      case IndexItem::Tensor:
+        tensors.push_back({d, it.tensor, it.span});
+        ++d;
+        break;
       case IndexItem::NewAxis:
         cur = apply1("unsqueeze", {cur}, {{"dim", d}}, it.span);
         ++d;
@@ -195,8 +210,41 @@ Val Lowerer::subscript(const Val& base, const Expr& index, const Span& at) {
         break;  // expanded above
     }
   }
+  if (!tensors.empty()) return fresh(index_get(*this, cur, tensors, at));  // a copy, as in PyTorch
   return view_of(cur, base);
 }
+
+namespace {
+
+// x[..., idx, ...] = v with every other item a whole dim (`:` or `...`).
+ir::Value* scatter_tensors(Lowerer& L, ir::Value* x, const std::vector<IndexItem>& items,
+                           const Val& value, const Span& at) {
+  std::vector<DimIndex> tensors;
+  int64_t d = 0;
+  for (const IndexItem& it : items) {
+    if (it.kind == IndexItem::Tensor) {
+      tensors.push_back({d, it.tensor, it.span});
+    } else if (it.kind != IndexItem::Slice || it.start || it.stop || it.step) {
+      L.fail(it.span,
+             "assignment through index tensors mixed with integers, partial slices or None is "
+             "not supported yet",
+             "index the whole dims (x[:, idx] = v) or assign to a slice first");
+    }
+    ++d;
+  }
+  ir::Value* v;
+  if (value.is_tensor()) {
+    v = value.value;
+  } else if (value.is_number()) {
+    v = L.apply1("full", {},
+                 {{"size", Shape{}}, {"value", value.num()}, {"dtype", x->type().dtype()}}, at);
+  } else {
+    L.fail(at, "can only assign a tensor or a number into a tensor, got " + kind_name(value));
+  }
+  return index_put(L, x, tensors, v, false, at);
+}
+
+}  // namespace
 
 ir::Value* Lowerer::scatter(const Val& base, const Expr& index, const Val& value, const Span& at) {
   ir::Value* x = base.value;
@@ -208,6 +256,9 @@ ir::Value* Lowerer::scatter(const Val& base, const Expr& index, const Val& value
   int64_t rank = int64_t(full.size());
   DType dt = xt.dtype();
   std::vector<IndexItem> items = expand_ellipsis(*this, parse_index(*this, index), rank, at);
+  for (const IndexItem& it : items) {
+    if (it.kind == IndexItem::Tensor) return scatter_tensors(*this, x, items, value, at);
+  }
 
   // Per base dim: the selected positions start, start+step, ... (n of them).
   struct Sel {

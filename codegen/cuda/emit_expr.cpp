@@ -648,7 +648,11 @@ Value KernelEmitter::call(const loop::Call* op) {
   for (int k = 0; k < n; ++k) {
     const std::string x = typed(args[0], k);
     std::string s;
-    if (name == "isnan") {
+    if (name == "checked_index") {
+      // In range or 0; the CUDA backend has no status word yet (see docs/backends.md).
+      const std::string nn = typed(args[1], k);
+      s = "((" + x + " >= 0 && " + x + " < " + nn + ") ? " + x + " : 0)";
+    } else if (name == "isnan") {
       s = is_floating(at) ? "kiln_isnan(" + x + ")" : "false";
     } else if (!is_floating(at)) {
       if (name == "abs") {

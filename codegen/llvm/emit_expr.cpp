@@ -509,6 +509,23 @@ llvm::Value* Emitter::emit_call(const loop::Call* op) {
     dtypes.push_back(a.type().dtype);
   }
   KILN_INTERNAL_CHECK(!args.empty(), "llvm backend: call " << op->name << " without arguments");
+  if (op->name == "checked_index") {
+    // i when 0 <= i < n, else 0 and the status bit (runtime/kernel_status.h); an
+    // unsigned compare covers both bounds.
+    llvm::Value* ok = b_.CreateICmpULT(args[0], args[1]);
+    if (state_.status) {
+      llvm::Value* failed = b_.CreateNot(ok);
+      if (store_mask_ && store_mask_->getType() == failed->getType()) {
+        failed = b_.CreateAnd(failed, store_mask_);
+      }
+      for (const Expr& p : loop::load_predicates(op->args[0])) {
+        llvm::Value* live = emit(p);
+        if (live->getType() == failed->getType()) failed = b_.CreateAnd(failed, live);
+      }
+      note_status(failed, runtime::kStatusIndexOutOfRange);
+    }
+    return b_.CreateSelect(ok, args[0], llvm::Constant::getNullValue(args[0]->getType()));
+  }
   return emit_math_call(b_, op->name, args, dtypes, op->type);
 }
 

@@ -35,6 +35,10 @@ class CheckedDivisionFinder : public IRVisitor {
     found = found || divisor_needs_check(op);
     if (!found) IRVisitor::visit_node(op);
   }
+  void visit_node(const Call* op) override {
+    found = found || op->name == "checked_index";
+    if (!found) IRVisitor::visit_node(op);
+  }
 };
 
 class LoadPredicates : public IRVisitor {

@@ -26,7 +26,8 @@ Expr linear_coefficient(const Expr& e, const std::string& var);
 // so backends check it (see runtime/kernel_status.h).
 bool divisor_needs_check(const Binary* op);
 
-// Whether `s` contains such a division.
+// Whether `s` contains such a division or a checked_index call (an index
+// tensor's value checked against its dim; see runtime/kernel_status.h).
 bool has_checked_division(const Stmt& s);
 
 // The predicates of the Loads in `e` with `e`'s lane count: a lane where

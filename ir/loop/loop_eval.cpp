@@ -354,6 +354,7 @@ class Evaluator {
   bool division_lane_live(const Binary* op, int k);
   Val eval_compare(const Compare* op);
   Val eval_call(const Call* op);
+  Val eval_checked_index(const Call* op, const std::vector<Val>& args);
   Val eval_load(const Load* op);
   void exec_store(const Store* op);
 };
@@ -397,11 +398,27 @@ Val Evaluator::eval_compare(const Compare* op) {
   return r;
 }
 
+// checked_index(i, n): i when 0 <= i < n, else 0 with the status bit (in a live lane).
+Val Evaluator::eval_checked_index(const Call* op, const std::vector<Val>& args) {
+  Val r = make(op->type);
+  for (int k = 0; k < r.n(); ++k) {
+    int64_t i = lane(args[0], k).i, n = lane(args[1], k).i;
+    bool ok = i >= 0 && i < n;
+    r.lanes[size_t(k)].i = ok ? i : 0;
+    if (ok) continue;
+    bool live = !(store_mask_ && store_mask_->n() == op->type.lanes && !lane(*store_mask_, k).i);
+    for (const Expr& p : load_predicates(op->args[0])) live = live && lane(eval(p), k).i;
+    if (live) status |= runtime::kStatusIndexOutOfRange;
+  }
+  return r;
+}
+
 Val Evaluator::eval_call(const Call* op) {
   std::vector<Val> args;
   for (const Expr& a : op->args) args.push_back(eval(a));
   KILN_INTERNAL_CHECK(!args.empty(), "loop_eval: call " << op->name << " without arguments");
   Val r = make(op->type);
+  if (op->name == "checked_index") return eval_checked_index(op, args);
   DType at = op->args[0].type().dtype;
   for (int k = 0; k < r.n(); ++k) {
     Lane& out = r.lanes[size_t(k)];

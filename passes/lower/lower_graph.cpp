@@ -37,6 +37,7 @@ const LoweringTable& lowering_table() {
     LoweringTable t;
     register_elementwise_lowerings(t);
     register_activation_lowerings(t);
+    register_indexing_lowerings(t);
     register_compare_lowerings(t);
     register_layout_lowerings(t);
     register_reduction_lowerings(t);

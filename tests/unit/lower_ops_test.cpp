@@ -218,6 +218,33 @@ std::vector<Case> cases_for(const ir::OpDef& op) {
   if (n == "chunk")
     return {{{rnd({7, 3})}, {{"chunks", int64_t{3}}}},
             {{rnd({2, 6})}, {{"chunks", int64_t{4}}, {"dim", int64_t{-1}}}}};
+  // --- indexing (index values in range; llvm_ops_test runs out-of-range ones)
+  if (n == "gather") {
+    return {
+        {{rnd({5, 3}), make_tensor({2, 3}, {0, 4, 2, 1, 1, 3}, DType::I64)}, {{"dim", int64_t{0}}}},
+        {{rnd({3, 5}, DType::I32), make_tensor({3, 2}, {4, 0, 1, 1, 2, 3}, DType::I32)},
+         {{"dim", int64_t{-1}}}},
+        {{transposed({6, 4}), make_tensor({1, 4}, {5, 0, 3, 2}, DType::I64)},
+         {{"dim", int64_t{0}}}},
+        {{rnd({}), make_tensor({}, {0}, DType::I64)}, {{"dim", int64_t{0}}}}};
+  }
+  if (n == "scatter") {
+    Tensor dup = make_tensor({3, 2}, {0, 4, 2, 1, 0, 4}, DType::I64);
+    Tensor uniq = make_tensor({2, 2}, {3, 4, 0, 1}, DType::I64);
+    std::vector<Case> c = {
+        {{rnd({5, 2}), dup, rnd({4, 2})}, {{"dim", int64_t{0}}}},
+        {{rnd({5, 2}), dup, rnd({3, 2})}, {{"dim", int64_t{0}}, {"reduce", std::string("sum")}}},
+        {{rnd({2, 5}, DType::I32), make_tensor({2, 1}, {4, 0}, DType::I32),
+          rnd({2, 3}, DType::I32)},
+         {{"dim", int64_t{-1}}, {"reduce", std::string("sum")}}}};
+    for (const char* r : {"prod", "amax", "amin"}) {
+      for (bool self : {true, false}) {
+        c.push_back({{rnd({5, 2}), uniq, rnd({2, 2})},
+                     {{"dim", int64_t{0}}, {"reduce", std::string(r)}, {"include_self", self}}});
+      }
+    }
+    return c;
+  }
   // --- factories and constants
   if (n == "arange") return {{{}, {{"end", int64_t{7}}}}};
   if (n == "full") return {{{}, {{"size", Ints{2, 3}}, {"value", 1.5}}}};

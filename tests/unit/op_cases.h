@@ -10,7 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <tuple>
@@ -287,6 +289,81 @@ inline void check_elementwise(OpCaseSink& c, const ir::OpDef& op) {
   }
 }
 
+// --- gather and scatter: index values in [0, n) (unique where duplicates would race in
+// PyTorch), and runs with an out-of-range index the backend must report as the interpreter does.
+
+// k indices in [0, n) of dtype t; unique ones are a shuffled prefix of 0..n-1 (k <= n).
+inline Tensor index_tensor(int64_t k, int64_t n, DType t, uint64_t seed, bool unique) {
+  std::mt19937_64 rng(seed);
+  std::vector<double> v;
+  std::vector<int64_t> perm(size_t(std::max<int64_t>(n, 0)));
+  for (int64_t i = 0; i < n; ++i) perm[size_t(i)] = i;
+  std::shuffle(perm.begin(), perm.end(), rng);
+  for (int64_t i = 0; i < k; ++i) {
+    v.push_back(double(unique ? perm[size_t(i)] : int64_t(rng() % uint64_t(n))));
+  }
+  return make_tensor({k}, v, t);
+}
+
+inline void check_indexing(OpCaseSink& c, const ir::OpDef& op) {
+  const bool gather = op.name == "gather";
+  const Dim K = Dim::sym("K");
+  std::vector<Attrs> variants;
+  if (gather) {
+    variants = {{{"dim", int64_t{0}}}};
+  } else {
+    variants = {{{"dim", int64_t{0}}}, {{"dim", int64_t{0}}, {"reduce", std::string("sum")}}};
+    for (const char* r : {"prod", "amax", "amin"}) {
+      for (bool self : {true, false}) {
+        variants.push_back(
+            {{"dim", int64_t{0}}, {"reduce", std::string(r)}, {"include_self", self}});
+      }
+    }
+  }
+  for (DType t : kDTypes) {
+    for (DType it : {DType::I64, DType::I32}) {
+      for (const Attrs& a : variants) {
+        std::vector<Operand> ops = {in(t, {N}), in(it, {K})};
+        if (!gather) ops.push_back(in(t, {K}));
+        auto g = try_build(op.name, {ops}, {a});
+        if (!g) continue;
+        const bool unique = !gather && (!a.has("reduce") || a.get_string("reduce") != "sum");
+        std::vector<Run> runs;
+        for (int64_t n : kSizes) {
+          int64_t k = n == 0 ? 0 : unique ? std::max<int64_t>(1, n / 2) : n + 3;
+          std::vector<Tensor> feed = {rnd({n}, t, uint64_t(n)),
+                                      index_tensor(k, n, it, uint64_t(n + 1), unique)};
+          if (!gather) feed.push_back(rnd({k}, t, uint64_t(n + 2)));
+          runs.push_back({"N=" + std::to_string(n) + ", K=" + std::to_string(k), feed});
+        }
+        for (double bad : {7.0, -1.0}) {
+          std::vector<Tensor> feed = {rnd({7}, t, 3), make_tensor({2}, {1, bad}, it)};
+          if (!gather) feed.push_back(rnd({2}, t, 4));
+          runs.push_back({"index " + std::to_string(int64_t(bad)) + " out of range", feed});
+        }
+        std::string label = std::string(dtype_name(t)) + " index " + dtype_name(it);
+        if (a.has("reduce")) label += " " + a.get_string("reduce");
+        if (a.has("include_self")) label += a.get_bool("include_self") ? " self" : " no-self";
+        c.check(op, label, *g, runs);
+      }
+    }
+  }
+  // Along the last dim of a 2-D tensor, the index narrower than x in dim 0.
+  for (DType t : {DType::F32, DType::I8}) {
+    std::vector<Operand> ops = {in(t, {7, 5}), in(DType::I64, {3, 4})};
+    if (!gather) ops.push_back(in(t, {3, 6}));
+    auto g = try_build(op.name, {ops}, {{{"dim", int64_t{1}}}});
+    if (!g) continue;
+    std::vector<double> v;
+    for (int64_t r = 0; r < 3; ++r) {
+      for (int64_t q : {4, 0, 2, 3}) v.push_back(double(r == 1 ? 4 - q : q));
+    }
+    std::vector<Tensor> feed = {rnd({7, 5}, t, 1), make_tensor({3, 4}, v, DType::I64)};
+    if (!gather) feed.push_back(rnd({3, 6}, t, 2));
+    c.check(op, std::string("2-D ") + dtype_name(t), *g, {{"dim 1", feed}});
+  }
+}
+
 // --- the other categories: a few shapes per op, every accepted dtype ------------------------
 
 struct Case {
@@ -388,6 +465,9 @@ inline void check_other(OpCaseSink& c, const ir::OpDef& op) {
                      {{"kernel_size", Ints{3}}, {"stride", Ints{2}}, {"padding", Ints{1}}}});
     cases.push_back(
         {{{{1, 2, 7, 7}}}, {in(S, {1, 2, 7, 7})}, {{"kernel_size", Ints{2}}, {"ceil_mode", true}}});
+  } else if (n == "gather" || n == "scatter") {
+    check_indexing(c, op);
+    return;
   } else if (n == "reshape") {
     cases.push_back({{{{3, 4, 5}}}, {in(S, {3, 4, 5})}, {{"shape", Ints{4, -1}}}});
   } else if (n == "permute") {

@@ -1,0 +1,159 @@
+#include "python/src/convert.h"
+
+#include <cstring>
+
+#include "python/src/errors.h"
+
+namespace kiln::python {
+
+namespace {
+
+DType dtype_from(nb::dlpack::dtype t, const std::string& what) {
+  using Code = nb::dlpack::dtype_code;
+  const auto code = static_cast<Code>(t.code);
+  if (t.lanes == 1) {
+    if (code == Code::Bool && t.bits == 8) return DType::Bool;
+    if (code == Code::Int) {
+      switch (t.bits) {
+        case 8: return DType::I8;
+        case 16: return DType::I16;
+        case 32: return DType::I32;
+        case 64: return DType::I64;
+      }
+    }
+    if (code == Code::UInt && t.bits == 8) return DType::U8;
+    if (code == Code::Float) {
+      switch (t.bits) {
+        case 16: return DType::F16;
+        case 32: return DType::F32;
+        case 64: return DType::F64;
+      }
+    }
+    if (code == Code::Bfloat && t.bits == 16) return DType::BF16;
+  }
+  static const char* names[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
+  const std::string name = t.code < 7 ? names[t.code] : "code " + std::to_string(t.code);
+  throw PyError(ErrorKind::DType, what + ": Kiln has no element type for " + name +
+                                      std::to_string(t.bits) +
+                                      " (it has bool, int8/16/32/64, uint8, float16/32/64, bfloat16)");
+}
+
+nb::dlpack::dtype dlpack_from(DType t) {
+  using Code = nb::dlpack::dtype_code;
+  auto make = [](Code c, int bits) {
+    return nb::dlpack::dtype{static_cast<uint8_t>(c), static_cast<uint8_t>(bits), 1};
+  };
+  switch (t) {
+    case DType::Bool: return make(Code::Bool, 8);
+    case DType::I8: return make(Code::Int, 8);
+    case DType::U8: return make(Code::UInt, 8);
+    case DType::I16: return make(Code::Int, 16);
+    case DType::I32: return make(Code::Int, 32);
+    case DType::I64: return make(Code::Int, 64);
+    case DType::F16: return make(Code::Float, 16);
+    case DType::BF16: return make(Code::Bfloat, 16);
+    case DType::F32: return make(Code::Float, 32);
+    case DType::F64: return make(Code::Float, 64);
+  }
+  return make(Code::Float, 32);
+}
+
+// Packs an array with some negative strides into Kiln-owned memory.
+Tensor packed_copy(const nb::ndarray<>& a, DType dt, const Shape& sizes) {
+  Tensor out = Tensor::empty(sizes, dt);
+  const size_t es = dtype_size(dt);
+  const int64_t n = out.numel(), rank = int64_t(sizes.size());
+  char* dst = static_cast<char*>(out.data_ptr());
+  const char* base = static_cast<const char*>(a.data());
+  std::vector<int64_t> idx(size_t(rank), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < rank; ++d) off += idx[size_t(d)] * a.stride(size_t(d));
+    std::memcpy(dst + i * int64_t(es), base + off * int64_t(es), es);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[size_t(d)] < sizes[size_t(d)]) break;
+      idx[size_t(d)] = 0;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+ArrayKind array_kind(nb::handle obj) {
+  // torch.Tensor and its subclasses (nn.Parameter) come from the torch module;
+  // everything else gets NumPy arrays back.
+  nb::handle type = obj.type();
+  for (;;) {
+    PyTypeObject* t = reinterpret_cast<PyTypeObject*>(type.ptr());
+    const char* name = t->tp_name;
+    if (std::strcmp(name, "Tensor") == 0 || std::strncmp(name, "torch.", 6) == 0) {
+      return ArrayKind::Torch;
+    }
+    if (std::strcmp(name, "numpy.ndarray") == 0 || t->tp_base == nullptr ||
+        t->tp_base == &PyBaseObject_Type)
+      return ArrayKind::NumPy;
+    type = nb::handle(reinterpret_cast<PyObject*>(t->tp_base));
+  }
+}
+
+Tensor tensor_from_array(const nb::ndarray<>& a, const std::string& what) {
+  if (a.device_type() != nb::device::cpu::value) {
+    throw PyError(ErrorKind::Device,
+                  what + ": the array is in device memory (DLPack device type " +
+                      std::to_string(a.device_type()) +
+                      "); Kiln's Python calls take host arrays: move it to the CPU first");
+  }
+  const DType dt = dtype_from(a.dtype(), what);
+  const size_t rank = a.ndim();
+  check_rank(int64_t(rank));
+  Shape sizes(rank), strides(rank);
+  bool negative = false, empty = false;
+  int64_t extent = 1;  // elements from the first to one past the last
+  for (size_t d = 0; d < rank; ++d) {
+    sizes[d] = int64_t(a.shape(d));
+    strides[d] = a.stride(d);
+    if (strides[d] < 0) negative = true;
+    if (sizes[d] == 0) empty = true;
+  }
+  if (negative && !empty) return packed_copy(a, dt, sizes);
+  for (size_t d = 0; d < rank; ++d) {
+    if (empty) break;
+    if (strides[d] < 0) strides[d] = 0;
+    extent += (sizes[d] - 1) * strides[d];
+  }
+  if (empty) {
+    extent = 0;
+    for (size_t d = 0; d < rank; ++d) strides[d] = std::max<int64_t>(strides[d], 0);
+  }
+  // The caller's object owns the memory and outlives the call: no deleter.
+  auto storage = Storage::wrap(a.data(), size_t(extent) * dtype_size(dt), Device::cpu(), nullptr);
+  return Tensor(std::move(storage), dt, std::move(sizes), std::move(strides), 0);
+}
+
+nb::object array_from_tensor(const Tensor& t, ArrayKind kind) {
+  if (!t.device().is_cpu()) {
+    throw PyError(ErrorKind::Device, "an output is on " + t.device().str() + ", not the host");
+  }
+  std::vector<size_t> shape(t.sizes().begin(), t.sizes().end());
+  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
+  auto* keep = new Tensor(t);
+  nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  void* data = t.data_ptr();
+  const nb::dlpack::dtype dt = dlpack_from(t.dtype());
+  if (kind == ArrayKind::Torch) {
+    return nb::cast(nb::ndarray<nb::pytorch>(data, shape.size(), shape.data(), owner,
+                                              strides.data(), dt),
+                    nb::rv_policy::reference);
+  }
+  if (t.dtype() == DType::BF16) {
+    throw PyError(ErrorKind::DType,
+                  "a bfloat16 output cannot be a NumPy array (NumPy has no bfloat16): pass torch "
+                  "tensors, or convert to float32 in the script (.float())");
+  }
+  return nb::cast(nb::ndarray<nb::numpy>(data, shape.size(), shape.data(), owner, strides.data(),
+                                          dt),
+                  nb::rv_policy::reference);
+}
+
+}  // namespace kiln::python

@@ -24,12 +24,13 @@ __all__ = ["Error", "ScriptError", "ShapeError", "DTypeError", "ArgumentError", 
 
 
 class Error(Exception):
-    """Base class of Kiln's errors."""
+    """Base class of Kiln's errors. ``filename``, ``lineno``, ``offset`` and
+    ``text`` are set (None when the error has no place in a script)."""
 
-    filename = None
-    lineno = None
-    offset = None
-    text = None
+    def __init__(self, *args):
+        super().__init__(*args)
+        if not isinstance(self, SyntaxError):
+            self.filename = self.lineno = self.offset = self.text = None
 
 
 class ScriptError(Error, SyntaxError):

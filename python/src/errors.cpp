@@ -30,7 +30,8 @@ ErrorKind by_wording(const std::string& line) {
     return ErrorKind::Argument;
   if (has(line, "dtype")) return ErrorKind::DType;
   if (has(line, "shape") || has(line, "dims differ") || has(line, "rank") ||
-      has(line, "broadcast") || has(line, " size"))
+      has(line, "broadcast") || has(line, " size") || has(line, "bound to") ||
+      has(line, " differ"))
     return ErrorKind::Shape;
   if (has(line, "device") || has(line, "CUDA") || has(line, "cuda")) return ErrorKind::Device;
   return ErrorKind::Other;

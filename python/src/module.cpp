@@ -212,6 +212,8 @@ NB_MODULE(_C, m) {
   nb::register_exception_translator(translate);
   m.def("_set_error_factory", [](nb::object f) { error_factory() = std::move(f); });
   m.def("version", [] { return std::string(kiln::version()); });
+  m.def("_trace_inputs", [](bool on) { trace_inputs().store(on); });
+  m.def("_last_input_pointers", [] { return last_input_pointers(); });
 
   nb::class_<Specialization>(m, "Specialization")
       .def_prop_ro("graph", [](const Specialization& s) { return s.function.str(); })

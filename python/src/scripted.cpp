@@ -65,11 +65,22 @@ void append_key(std::string& key, const void* p, size_t n) {
 
 }  // namespace
 
+std::atomic<bool>& trace_inputs() {
+  static std::atomic<bool> on{false};
+  return on;
+}
+
+std::vector<uintptr_t>& last_input_pointers() {
+  thread_local std::vector<uintptr_t> ptrs;
+  return ptrs;
+}
+
 struct ScriptedFunction::Prepared {
   std::string key;
   std::vector<Binding> bindings;
   std::vector<Tensor> inputs;
   std::vector<nb::handle> input_objects;  // the Python object behind each input
+  std::vector<nb::object> keep;           // arrays made here for NumPy scalars
   ArrayKind kind = ArrayKind::NumPy;
   bool kind_set = false;
 };
@@ -146,12 +157,37 @@ void ScriptedFunction::prepare(nb::args& args, nb::kwargs& kwargs, Prepared& p) 
     auto add_tensor = [&](nb::handle obj, const std::string& what) -> TensorSpec {
       nb::ndarray<> a;
       if (!nb::try_cast(obj, a, false)) {
-        argument_error(what + " must be a NumPy array, a PyTorch tensor or another array with "
-                       "__dlpack__ or the buffer protocol; got " + py_type_name(obj));
+        // NumPy scalars (np.float32(2), a[0]) are 0-d arrays to PyTorch users.
+        if (nb::hasattr(obj, "dtype") && nb::hasattr(obj, "ndim") && !nb::hasattr(obj, "__dlpack__") &&
+            nb::hasattr(obj, "__array__")) {
+          nb::object arr = obj.attr("__array__")();
+          p.keep.push_back(arr);
+          obj = arr;
+        }
+        if (!nb::try_cast(obj, a, false)) {
+          argument_error(what + " must be a NumPy array, a PyTorch tensor or another array with "
+                         "__dlpack__ or the buffer protocol; got " + py_type_name(obj));
+        }
       }
       Tensor t = tensor_from_array(a, what);
       TensorSpec spec{t.dtype(), {}};
       const int64_t rank = t.dim();
+      if (param.declared) {
+        // The script's own annotation (Tensor[f32, N, 784]) is a contract.
+        const TensorSpec& want = *param.declared;
+        if (want.dtype != t.dtype()) {
+          throw PyError(ErrorKind::DType, what + ": expected dtype " + dtype_name(want.dtype) +
+                                              " (" + want.str() + "), got " + dtype_name(t.dtype()));
+        }
+        bool fits = int64_t(want.dims.size()) == rank;
+        for (int64_t d = 0; fits && d < rank; ++d) {
+          fits = !want.dims[size_t(d)].is_static() || want.dims[size_t(d)].value == t.size(d);
+        }
+        if (!fits) {
+          throw PyError(ErrorKind::Shape, what + ": expected shape " + want.str() + ", got " +
+                                              shape_str(t.sizes()));
+        }
+      }
       const uint8_t dt = uint8_t(t.dtype()), r = uint8_t(rank);
       p.key += 'T';
       append_key(p.key, &dt, 1);
@@ -257,6 +293,11 @@ nb::object ScriptedFunction::call(nb::args args, nb::kwargs kwargs) {
   Prepared p;
   prepare(args, kwargs, p);
   std::shared_ptr<const Specialization> spec = lookup_or_compile(p);
+  if (trace_inputs().load(std::memory_order_relaxed)) {
+    std::vector<uintptr_t>& ptrs = last_input_pointers();
+    ptrs.clear();
+    for (const Tensor& t : p.inputs) ptrs.push_back(reinterpret_cast<uintptr_t>(t.data_ptr()));
+  }
   std::vector<Tensor> outs;
   {
     nb::gil_scoped_release release;

@@ -11,6 +11,8 @@
 
 #include <nanobind/nanobind.h>
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,6 +25,11 @@
 namespace kiln::python {
 
 namespace nb = nanobind;
+
+// For tests of zero-copy calls: when on, each call records (per thread) the
+// data pointers of the tensors it hands to the compiled function.
+std::atomic<bool>& trace_inputs();
+std::vector<uintptr_t>& last_input_pointers();
 
 struct Specialization {
   Function function;

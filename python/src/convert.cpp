@@ -78,7 +78,66 @@ Tensor packed_copy(const nb::ndarray<>& a, DType dt, const Shape& sizes) {
   return out;
 }
 
+// torch's module-level objects, looked up once (torch is imported by then:
+// the caller passed a torch tensor).
+struct TorchApi {
+  nb::object from_numpy;
+  std::vector<std::pair<nb::object, DType>> dtypes;
+};
+
+const TorchApi& torch_api() {
+  static TorchApi* api = [] {
+    auto* a = new TorchApi();  // leaked: lives as long as the interpreter
+    nb::module_ torch = nb::module_::import_("torch");
+    a->from_numpy = torch.attr("from_numpy");
+    const std::pair<const char*, DType> names[] = {
+        {"float32", DType::F32}, {"float64", DType::F64}, {"float16", DType::F16},
+        {"bfloat16", DType::BF16}, {"int64", DType::I64}, {"int32", DType::I32},
+        {"int16", DType::I16},   {"int8", DType::I8},     {"uint8", DType::U8},
+        {"bool", DType::Bool}};
+    for (auto [n, t] : names) a->dtypes.emplace_back(torch.attr(n), t);
+    return a;
+  }();
+  return *api;
+}
+
 }  // namespace
+
+std::optional<Tensor> tensor_from_torch(nb::handle obj, const std::string& what) {
+  if (array_kind(obj) != ArrayKind::Torch || !nb::hasattr(obj, "data_ptr")) return std::nullopt;
+  const TorchApi& api = torch_api();
+  nb::object dtype = obj.attr("dtype");
+  std::optional<DType> dt;
+  for (const auto& [o, t] : api.dtypes) {
+    if (o.is(dtype)) {
+      dt = t;
+      break;
+    }
+  }
+  if (!dt) return std::nullopt;  // __dlpack__ then says what is wrong (complex, ...)
+  if (!nb::cast<bool>(obj.attr("is_cpu"))) {
+    throw PyError(ErrorKind::Device, what + ": the tensor is on " +
+                                         nb::cast<std::string>(nb::str(obj.attr("device"))) +
+                                         "; Kiln's Python calls take host tensors: .cpu() it first");
+  }
+  nb::tuple shape = nb::tuple(obj.attr("shape"));
+  nb::tuple stride = nb::tuple(obj.attr("stride")());
+  const size_t rank = shape.size();
+  check_rank(int64_t(rank));
+  Shape sizes(rank), strides(rank);
+  int64_t extent = 1;
+  bool empty = false;
+  for (size_t d = 0; d < rank; ++d) {
+    sizes[d] = nb::cast<int64_t>(shape[d]);
+    strides[d] = nb::cast<int64_t>(stride[d]);
+    empty |= sizes[d] == 0;
+    extent += (sizes[d] - 1) * strides[d];
+  }
+  if (empty) extent = 0;
+  void* data = reinterpret_cast<void*>(nb::cast<uintptr_t>(obj.attr("data_ptr")()));
+  auto storage = Storage::wrap(data, size_t(extent) * dtype_size(*dt), Device::cpu(), nullptr);
+  return Tensor(std::move(storage), *dt, std::move(sizes), std::move(strides), 0);
+}
 
 ArrayKind array_kind(nb::handle obj) {
   // torch.Tensor and its subclasses (nn.Parameter) come from the torch module;
@@ -142,9 +201,17 @@ nb::object array_from_tensor(const Tensor& t, ArrayKind kind) {
   void* data = t.data_ptr();
   const nb::dlpack::dtype dt = dlpack_from(t.dtype());
   if (kind == ArrayKind::Torch) {
-    return nb::cast(nb::ndarray<nb::pytorch>(data, shape.size(), shape.data(), owner,
-                                              strides.data(), dt),
-                    nb::rv_policy::reference);
+    if (t.dtype() == DType::BF16) {  // no NumPy dtype to pass through
+      return nb::cast(nb::ndarray<nb::pytorch>(data, shape.size(), shape.data(), owner,
+                                                strides.data(), dt),
+                      nb::rv_policy::reference);
+    }
+    // torch.from_numpy over a NumPy view of Kiln's memory: much cheaper than
+    // a DLPack capsule through torch.utils.dlpack.
+    nb::object arr = nb::cast(nb::ndarray<nb::numpy>(data, shape.size(), shape.data(), owner,
+                                                     strides.data(), dt),
+                              nb::rv_policy::reference);
+    return torch_api().from_numpy(arr);
   }
   if (t.dtype() == DType::BF16) {
     throw PyError(ErrorKind::DType,

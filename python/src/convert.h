@@ -11,6 +11,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <optional>
 #include <string>
 
 #include "kiln/tensor.h"
@@ -31,6 +32,11 @@ ArrayKind array_kind(nb::handle obj);
 // non-negative strides. Throws ArgumentError-kind errors (see errors.h) for
 // device memory and dtypes Kiln does not have.
 Tensor tensor_from_array(const nb::ndarray<>& a, const std::string& what);
+
+// A torch.Tensor read through its own attributes (data_ptr, shape, stride,
+// dtype, device): several times cheaper than __dlpack__ in PyTorch 1.x/2.x.
+// nullopt when `obj` is not a torch tensor.
+std::optional<Tensor> tensor_from_torch(nb::handle obj, const std::string& what);
 
 // A NumPy array or PyTorch tensor over `t`'s memory (kept alive by the
 // result). bf16 has no NumPy dtype: a NumPy output of bf16 is an error

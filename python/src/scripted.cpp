@@ -155,8 +155,9 @@ void ScriptedFunction::prepare(nb::args& args, nb::kwargs& kwargs, Prepared& p) 
       continue;
     }
     auto add_tensor = [&](nb::handle obj, const std::string& what) -> TensorSpec {
+      std::optional<Tensor> from_torch = tensor_from_torch(obj, what);
       nb::ndarray<> a;
-      if (!nb::try_cast(obj, a, false)) {
+      if (!from_torch && !nb::try_cast(obj, a, false)) {
         // NumPy scalars (np.float32(2), a[0]) are 0-d arrays to PyTorch users.
         if (nb::hasattr(obj, "dtype") && nb::hasattr(obj, "ndim") && !nb::hasattr(obj, "__dlpack__") &&
             nb::hasattr(obj, "__array__")) {
@@ -169,7 +170,7 @@ void ScriptedFunction::prepare(nb::args& args, nb::kwargs& kwargs, Prepared& p) 
                          "__dlpack__ or the buffer protocol; got " + py_type_name(obj));
         }
       }
-      Tensor t = tensor_from_array(a, what);
+      Tensor t = from_torch ? std::move(*from_torch) : tensor_from_array(a, what);
       TensorSpec spec{t.dtype(), {}};
       const int64_t rank = t.dim();
       if (param.declared) {

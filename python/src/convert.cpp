@@ -8,7 +8,7 @@ namespace kiln::python {
 
 namespace {
 
-DType dtype_from(nb::dlpack::dtype t, const std::string& what) {
+DType dtype_from(nb::dlpack::dtype t, const ArgName& what) {
   using Code = nb::dlpack::dtype_code;
   const auto code = static_cast<Code>(t.code);
   if (t.lanes == 1) {
@@ -33,7 +33,7 @@ DType dtype_from(nb::dlpack::dtype t, const std::string& what) {
   }
   static const char* names[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
   const std::string name = t.code < 7 ? names[t.code] : "code " + std::to_string(t.code);
-  throw PyError(ErrorKind::DType, what + ": Kiln has no element type for " + name +
+  throw PyError(ErrorKind::DType, what.str() + ": Kiln has no element type for " + name +
                                       std::to_string(t.bits) +
                                       " (it has bool, int8/16/32/64, uint8, float16/32/64, bfloat16)");
 }
@@ -103,7 +103,60 @@ const TorchApi& torch_api() {
 
 }  // namespace
 
-std::optional<Tensor> tensor_from_torch(nb::handle obj, const std::string& what) {
+std::string ArgName::str() const {
+  if (!param) return "input " + std::to_string(input);
+  return "argument '" + *param + (item >= 0 ? "[" + std::to_string(item) + "]" : "") + "'";
+}
+
+std::optional<Tensor> tensor_from_numpy(nb::handle obj, HeldBuffer& hold, const ArgName& what) {
+  PyTypeObject* type = Py_TYPE(obj.ptr());
+  if (std::strcmp(type->tp_name, "numpy.ndarray") != 0) return std::nullopt;
+  if (PyObject_GetBuffer(obj.ptr(), &hold.view, PyBUF_RECORDS_RO) != 0) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  hold.held = true;
+  const Py_buffer& v = hold.view;
+  const char* f = v.format ? v.format : "B";
+  if (*f == '<' || *f == '=' || *f == '@') ++f;  // native order on the little-endian hosts Kiln runs on
+  std::optional<DType> dt;
+  if (f[0] != '\0' && f[1] == '\0') {
+    switch (f[0]) {
+      case '?': dt = DType::Bool; break;
+      case 'b': dt = DType::I8; break;
+      case 'B': dt = DType::U8; break;
+      case 'h': dt = DType::I16; break;
+      case 'i': dt = DType::I32; break;
+      case 'l':
+      case 'q': dt = v.itemsize == 8 ? std::optional<DType>(DType::I64) : std::nullopt; break;
+      case 'e': dt = DType::F16; break;
+      case 'f': dt = DType::F32; break;
+      case 'd': dt = DType::F64; break;
+      default: break;
+    }
+  }
+  if (!dt || size_t(v.itemsize) != dtype_size(*dt)) return std::nullopt;  // the DLPack path decides
+  const size_t rank = size_t(v.ndim);
+  check_rank(int64_t(rank));
+  Shape sizes(rank), strides(rank);
+  int64_t extent = 1;
+  bool empty = false;
+  for (size_t d = 0; d < rank; ++d) {
+    sizes[d] = v.shape[d];
+    const Py_ssize_t bytes = v.strides ? v.strides[d] : 0;
+    if (bytes < 0 || bytes % v.itemsize != 0) return std::nullopt;  // negative or odd strides
+    strides[d] = bytes / v.itemsize;
+    empty |= sizes[d] == 0;
+    extent += (sizes[d] - 1) * strides[d];
+  }
+  if (!v.strides) strides = contiguous_strides(sizes);
+  if (empty) extent = 0;
+  (void)what;
+  auto storage = Storage::wrap(v.buf, size_t(extent) * dtype_size(*dt), Device::cpu(), nullptr);
+  return Tensor(std::move(storage), *dt, std::move(sizes), std::move(strides), 0);
+}
+
+std::optional<Tensor> tensor_from_torch(nb::handle obj, const ArgName& what) {
   if (array_kind(obj) != ArrayKind::Torch || !nb::hasattr(obj, "data_ptr")) return std::nullopt;
   const TorchApi& api = torch_api();
   nb::object dtype = obj.attr("dtype");
@@ -116,7 +169,7 @@ std::optional<Tensor> tensor_from_torch(nb::handle obj, const std::string& what)
   }
   if (!dt) return std::nullopt;  // __dlpack__ then says what is wrong (complex, ...)
   if (!nb::cast<bool>(obj.attr("is_cpu"))) {
-    throw PyError(ErrorKind::Device, what + ": the tensor is on " +
+    throw PyError(ErrorKind::Device, what.str() + ": the tensor is on " +
                                          nb::cast<std::string>(nb::str(obj.attr("device"))) +
                                          "; Kiln's Python calls take host tensors: .cpu() it first");
   }
@@ -156,10 +209,10 @@ ArrayKind array_kind(nb::handle obj) {
   }
 }
 
-Tensor tensor_from_array(const nb::ndarray<>& a, const std::string& what) {
+Tensor tensor_from_array(const nb::ndarray<>& a, const ArgName& what) {
   if (a.device_type() != nb::device::cpu::value) {
     throw PyError(ErrorKind::Device,
-                  what + ": the array is in device memory (DLPack device type " +
+                  what.str() + ": the array is in device memory (DLPack device type " +
                       std::to_string(a.device_type()) +
                       "); Kiln's Python calls take host arrays: move it to the CPU first");
   }

@@ -132,7 +132,7 @@ nb::object call_compiled(const CompiledFunction& cf, nb::args args) {
   ArrayKind kind = ArrayKind::NumPy;
   for (size_t i = 0; i < args.size(); ++i) {
     nb::ndarray<> a;
-    const std::string what = "input " + std::to_string(i);
+    const ArgName what{nullptr, -1, int64_t(i)};
     if (PyFloat_Check(args[i].ptr()) || PyLong_Check(args[i].ptr())) {
       // A scalar input (Builder.scalar_input) is a 0-dim tensor.
       const bool is_int = PyLong_Check(args[i].ptr()) && !PyBool_Check(args[i].ptr());
@@ -141,7 +141,7 @@ nb::object call_compiled(const CompiledFunction& cf, nb::args args) {
       continue;
     }
     if (!nb::try_cast(args[i], a, false)) {
-      throw PyError(ErrorKind::Argument, what + " must be an array or tensor, got " +
+      throw PyError(ErrorKind::Argument, what.str() + " must be an array or tensor, got " +
                                              nb::cast<std::string>(nb::handle(args[i].type()).attr("__name__")));
     }
     if (inputs.empty()) kind = array_kind(args[i]);

@@ -5,6 +5,7 @@
 #include <nanobind/stl/string.h>
 
 #include <cstring>
+#include <deque>
 
 #include "python/src/convert.h"
 #include "python/src/errors.h"
@@ -76,6 +77,9 @@ std::vector<uintptr_t>& last_input_pointers() {
 }
 
 struct ScriptedFunction::Prepared {
+  bool with_bindings = false;  // build Bindings too (only to compile a new signature)
+  std::vector<nb::handle> given;  // the argument of each parameter (invalid: default)
+  std::deque<HeldBuffer> buffers;  // NumPy buffers held for the call
   std::string key;
   std::vector<Binding> bindings;
   std::vector<Tensor> inputs;
@@ -135,130 +139,153 @@ void ScriptedFunction::prepare(nb::args& args, nb::kwargs& kwargs, Prepared& p) 
     argument_error(fn_ + "() takes " + std::to_string(n) + " argument" + (n == 1 ? "" : "s") +
                    " but " + std::to_string(args.size()) + " were given");
   }
-  std::vector<nb::handle> given(n);
-  for (size_t i = 0; i < args.size(); ++i) given[i] = args[i];
-  for (auto [k, v] : kwargs) {
-    const std::string name = nb::cast<std::string>(k);
-    size_t i = 0;
-    while (i < n && def_.params[i].name != name) ++i;
-    if (i == n) argument_error(fn_ + "() got an unexpected keyword argument '" + name + "'");
-    if (given[i].is_valid()) argument_error(fn_ + "() got multiple values for argument '" + name + "'");
-    given[i] = v;
+  p.given.assign(n, nb::handle());
+  for (size_t i = 0; i < args.size(); ++i) p.given[i] = args[i];
+  if (kwargs.size() > 0) {
+    for (auto [k, v] : kwargs) {
+      const std::string name = nb::cast<std::string>(k);
+      size_t i = 0;
+      while (i < n && def_.params[i].name != name) ++i;
+      if (i == n) argument_error(fn_ + "() got an unexpected keyword argument '" + name + "'");
+      if (p.given[i].is_valid()) {
+        argument_error(fn_ + "() got multiple values for argument '" + name + "'");
+      }
+      p.given[i] = v;
+    }
   }
-  p.key.reserve(64);
+  p.key.reserve(16 + 24 * n);
+  p.inputs.reserve(n);
+  p.input_objects.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     const ScriptParam& param = def_.params[i];
-    nb::handle v = given[i];
+    nb::handle v = p.given[i];
     if (!v.is_valid()) {
       if (!param.has_default) argument_error(fn_ + "() missing required argument '" + param.name + "'");
       p.key += 'd';
       continue;
     }
-    auto add_tensor = [&](nb::handle obj, const std::string& what) -> TensorSpec {
-      std::optional<Tensor> from_torch = tensor_from_torch(obj, what);
-      nb::ndarray<> a;
-      if (!from_torch && !nb::try_cast(obj, a, false)) {
-        // NumPy scalars (np.float32(2), a[0]) are 0-d arrays to PyTorch users.
-        if (nb::hasattr(obj, "dtype") && nb::hasattr(obj, "ndim") && !nb::hasattr(obj, "__dlpack__") &&
-            nb::hasattr(obj, "__array__")) {
-          nb::object arr = obj.attr("__array__")();
-          p.keep.push_back(arr);
-          obj = arr;
-        }
+    auto add_tensor = [&](nb::handle obj, int64_t item) {
+      const ArgName what{&param.name, item};
+      std::optional<Tensor> t = tensor_from_torch(obj, what);
+      if (!t) t = tensor_from_numpy(obj, p.buffers.emplace_back(), what);
+      if (!t) {
+        nb::ndarray<> a;
         if (!nb::try_cast(obj, a, false)) {
-          argument_error(what + " must be a NumPy array, a PyTorch tensor or another array with "
-                         "__dlpack__ or the buffer protocol; got " + py_type_name(obj));
+          // NumPy scalars (np.float32(2), a[0]) are 0-d arrays to PyTorch users.
+          if (nb::hasattr(obj, "dtype") && nb::hasattr(obj, "ndim") &&
+              !nb::hasattr(obj, "__dlpack__") && nb::hasattr(obj, "__array__")) {
+            nb::object arr = obj.attr("__array__")();
+            p.keep.push_back(arr);
+            obj = arr;
+          }
+          if (!nb::try_cast(obj, a, false)) {
+            argument_error(what.str() + " must be a NumPy array, a PyTorch tensor or another array "
+                           "with __dlpack__ or the buffer protocol; got " + py_type_name(obj));
+          }
         }
+        t = tensor_from_array(a, what);
       }
-      Tensor t = from_torch ? std::move(*from_torch) : tensor_from_array(a, what);
-      TensorSpec spec{t.dtype(), {}};
-      const int64_t rank = t.dim();
+      const int64_t rank = t->dim();
       if (param.declared) {
         // The script's own annotation (Tensor[f32, N, 784]) is a contract.
         const TensorSpec& want = *param.declared;
-        if (want.dtype != t.dtype()) {
-          throw PyError(ErrorKind::DType, what + ": expected dtype " + dtype_name(want.dtype) +
-                                              " (" + want.str() + "), got " + dtype_name(t.dtype()));
+        if (want.dtype != t->dtype()) {
+          throw PyError(ErrorKind::DType, what.str() + ": expected dtype " + dtype_name(want.dtype) +
+                                              " (" + want.str() + "), got " + dtype_name(t->dtype()));
         }
         bool fits = int64_t(want.dims.size()) == rank;
         for (int64_t d = 0; fits && d < rank; ++d) {
-          fits = !want.dims[size_t(d)].is_static() || want.dims[size_t(d)].value == t.size(d);
+          fits = !want.dims[size_t(d)].is_static() || want.dims[size_t(d)].value == t->size(d);
         }
         if (!fits) {
-          throw PyError(ErrorKind::Shape, what + ": expected shape " + want.str() + ", got " +
-                                              shape_str(t.sizes()));
+          throw PyError(ErrorKind::Shape, what.str() + ": expected shape " + want.str() + ", got " +
+                                              shape_str(t->sizes()));
         }
       }
-      const uint8_t dt = uint8_t(t.dtype()), r = uint8_t(rank);
+      const uint8_t dt = uint8_t(t->dtype()), r = uint8_t(rank);
       p.key += 'T';
       append_key(p.key, &dt, 1);
       append_key(p.key, &r, 1);
-      const std::vector<Dim>* declared =
-          param.declared && int64_t(param.declared->dims.size()) == rank ? &param.declared->dims
-                                                                          : nullptr;
+      TensorSpec spec{t->dtype(), {}};
       for (int64_t d = 0; d < rank; ++d) {
-        std::string symbol;
-        if (declared && !(*declared)[size_t(d)].is_static()) symbol = (*declared)[size_t(d)].symbol;
-        auto it = dynamic_[i].find(d);
-        if (it == dynamic_[i].end()) it = dynamic_[i].find(d - rank);
-        if (it != dynamic_[i].end()) symbol = it->second;
+        const std::string symbol = symbol_of(i, d, rank);
         if (symbol.empty()) {
-          const int64_t s = t.size(d);
+          const int64_t s = t->size(d);
           append_key(p.key, &s, sizeof s);
-          spec.dims.push_back(Dim(s));
+          if (p.with_bindings) spec.dims.push_back(Dim(s));
         } else {
           p.key += '?';
-          spec.dims.push_back(sym(symbol));
+          if (p.with_bindings) spec.dims.push_back(sym(symbol));
         }
       }
       if (!p.kind_set) {
         p.kind = array_kind(obj);
         p.kind_set = true;
       }
-      p.inputs.push_back(std::move(t));
+      p.inputs.push_back(std::move(*t));
       p.input_objects.push_back(obj);
       return spec;
     };
     if (param.kind == ParamKind::Tensor) {
       if (v.is_none()) {
         p.key += 'n';
-        p.bindings.push_back(bind_value(param.name, Attr()));
+        if (p.with_bindings) p.bindings.push_back(bind_value(param.name, Attr()));
         continue;
       }
-      TensorSpec spec = add_tensor(v, "argument '" + param.name + "'");
-      p.bindings.push_back(bind_tensor(param.name, spec.dtype, spec.dims));
+      TensorSpec spec = add_tensor(v, -1);
+      if (p.with_bindings) p.bindings.push_back(bind_tensor(param.name, spec.dtype, spec.dims));
     } else if (param.kind == ParamKind::TensorList) {
       if (!PyList_Check(v.ptr()) && !PyTuple_Check(v.ptr())) {
         argument_error("argument '" + param.name + "' (List[Tensor]) must be a list or tuple of "
                        "arrays, got " + py_type_name(v));
       }
       std::vector<TensorSpec> items;
-      size_t k = 0;
+      int64_t k = 0;
       p.key += 'L';
-      for (nb::handle item : v) {
-        items.push_back(add_tensor(item, "argument '" + param.name + "[" + std::to_string(k++) + "]'"));
-      }
+      for (nb::handle item : v) items.push_back(add_tensor(item, k++));
       p.key += 'l';
-      p.bindings.push_back(bind_tensors(param.name, std::move(items)));
+      if (p.with_bindings) p.bindings.push_back(bind_tensors(param.name, std::move(items)));
     } else {
       Attr a = to_attr(v, param);
       p.key += 'V';
       p.key += a.str();
       p.key += '\0';
-      p.bindings.push_back(bind_value(param.name, std::move(a)));
+      if (p.with_bindings) p.bindings.push_back(bind_value(param.name, std::move(a)));
     }
   }
 }
 
-std::shared_ptr<const Specialization> ScriptedFunction::lookup_or_compile(const Prepared& p) {
+// The symbol of dim d (of `rank`) of parameter i: declared in the script or
+// named by dynamic=; empty when the dim is static.
+std::string ScriptedFunction::symbol_of(size_t i, int64_t d, int64_t rank) const {
+  const std::map<int64_t, std::string>& dyn = dynamic_[i];
+  if (!dyn.empty()) {
+    auto it = dyn.find(d);
+    if (it == dyn.end()) it = dyn.find(d - rank);
+    if (it != dyn.end()) return it->second;
+  }
+  const ScriptParam& param = def_.params[i];
+  if (param.declared && int64_t(param.declared->dims.size()) == rank &&
+      !param.declared->dims[size_t(d)].is_static())
+    return param.declared->dims[size_t(d)].symbol;
+  return {};
+}
+
+std::shared_ptr<const Specialization> ScriptedFunction::lookup_or_compile(nb::args& args,
+                                                                          nb::kwargs& kwargs,
+                                                                          const Prepared& hot) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(p.key);
+    auto it = cache_.find(hot.key);
     if (it != cache_.end()) {
       last_ = it->second;
       return it->second;
     }
   }
+  // A new signature: walk the arguments again, building the bindings.
+  Prepared p;
+  p.with_bindings = true;
+  prepare(args, kwargs, p);
   auto spec = std::make_shared<Specialization>();
   {
     nb::gil_scoped_release release;
@@ -276,7 +303,7 @@ std::shared_ptr<const Specialization> ScriptedFunction::specialize(nb::args args
   load();
   Prepared p;
   prepare(args, kwargs, p);
-  return lookup_or_compile(p);
+  return lookup_or_compile(args, kwargs, p);
 }
 
 std::shared_ptr<const Specialization> ScriptedFunction::last() const {
@@ -293,7 +320,7 @@ nb::object ScriptedFunction::call(nb::args args, nb::kwargs kwargs) {
   if (!loaded_) load();
   Prepared p;
   prepare(args, kwargs, p);
-  std::shared_ptr<const Specialization> spec = lookup_or_compile(p);
+  std::shared_ptr<const Specialization> spec = lookup_or_compile(args, kwargs, p);
   if (trace_inputs().load(std::memory_order_relaxed)) {
     std::vector<uintptr_t>& ptrs = last_input_pointers();
     ptrs.clear();

@@ -64,7 +64,9 @@ class ScriptedFunction {
  private:
   struct Prepared;
   void prepare(nb::args& args, nb::kwargs& kwargs, Prepared& p) const;
-  std::shared_ptr<const Specialization> lookup_or_compile(const Prepared& p);
+  std::string symbol_of(size_t param, int64_t dim, int64_t rank) const;
+  std::shared_ptr<const Specialization> lookup_or_compile(nb::args& args, nb::kwargs& kwargs,
+                                                          const Prepared& hot);
 
   bool loaded_ = false;  // written once under mu_ with the GIL held
   Script script_;

@@ -165,7 +165,33 @@ def load_line(load_start):
             "sharing the cores, and the times are that much noisier.")
 
 
-def render(k, p, root, title, load_start=None):
+def python_call_lines(pc):
+    """The Python call-overhead table (bench/python_call.py's JSON)."""
+    rows = pc.get("rows") or {}
+    lines = ["", f"Python call overhead (`bench/python_call.py`: `a * b + a` on 1024 f32 elements, "
+             f"two inputs; PyTorch {pc.get('torch', '?')}, Python {pc.get('python', '?')}; "
+             "best / median of 7 batches, microseconds per call):", "",
+             "| form | us per call (best / median) | first call | vs Kiln |", "|---|---|---|---|"]
+    kiln = (rows.get("kiln (torch tensors)") or {}).get("best_us")
+    for name, r in rows.items():
+        if "error" in r:
+            lines.append(f"| {name} | not measured: {r['error']} | | |")
+            continue
+        ratio = f"{r['best_us'] / kiln:.2f}x" if kiln and not name.startswith("kiln") else ""
+        bad = "" if r.get("ok", True) else " **WRONG**"
+        lines.append(f"| {name} | {r['best_us']:.2f} / {r['median_us']:.2f}{bad} | "
+                     f"{r['first_call_s'] * 1e3:.1f} ms | {ratio} |")
+    if kiln:
+        peers = [r["best_us"] for n, r in rows.items()
+                 if n in ("torch.jit.script", "torch.compile") and "best_us" in r]
+        met = kiln <= 5.0 and len(peers) == 2 and all(kiln < p for p in peers)
+        lines += ["", f"Target (issue 16): Kiln on torch tensors <= 5 us per call and faster than "
+                  f"torch.jit.script and torch.compile: {'met' if met else 'not met'} "
+                  f"({kiln:.2f} us)."]
+    return lines
+
+
+def render(k, p, root, title, load_start=None, python_call=None):
     desc, kernel = machine()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     torch = p.get("torch") or {}
@@ -231,6 +257,8 @@ def render(k, p, root, title, load_start=None):
                     "+ rms of the checked reference) (contraction and model rows); both sides of "
                     "each contraction and model row computed on the same inputs.")
     lines.append("Results checked against a double-precision reference: " + verdict_text)
+    if python_call:
+        lines += python_call_lines(python_call)
     return "\n".join(lines) + "\n"
 
 
@@ -242,6 +270,7 @@ def main():
     ap.add_argument("--load-start", help="/proc/loadavg's first three fields when the run began")
     ap.add_argument("--readme")
     ap.add_argument("--title", default="Full run (`scripts/bench`)")
+    ap.add_argument("--python-call", help="bench/python_call.py's JSON (the Python call table)")
     a = ap.parse_args()
     with open(a.kiln) as fh:
         k = json.load(fh)
@@ -254,7 +283,11 @@ def main():
         extra = [f.get("fma"), f.get("fma_end")]
     report_rows.merge_fma(k, [k.get("fma_end")] + extra)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    text = render(k, p, root, a.title, a.load_start)
+    pc = None
+    if a.python_call and os.path.exists(a.python_call) and os.path.getsize(a.python_call):
+        with open(a.python_call) as fh:
+            pc = json.load(fh)
+    text = render(k, p, root, a.title, a.load_start, pc)
     print(text)
     if a.readme:
         with open(a.readme) as fh:

@@ -62,13 +62,13 @@ FunctionDef Parser::parse_def() {
         break;
       }
     }
-    if (accept_op(":")) p.annotation = parse_test();
+    if (accept_op(":")) p.annotation = string_annotation(parse_test());
     if (accept_op("=")) p.default_value = parse_test();
     f.params.push_back(std::move(p));
     if (!accept_op(",")) break;
   }
   expect_op(")", "to close the parameter list");
-  if (accept_op("->")) f.returns = parse_test();
+  if (accept_op("->")) f.returns = string_annotation(parse_test());
   f.body = parse_block("after the function signature");
   return f;
 }
@@ -293,6 +293,46 @@ ExprPtr Parser::parse_target_list() {
 }
 
 }  // namespace parser_detail
+
+namespace {
+
+void set_spans(Expr& e, const Span& at) {
+  e.span = e.op_span = at;
+  for (ExprPtr& i : e.items) {
+    if (i) set_spans(*i, at);
+  }
+  for (Keyword& k : e.keywords) {
+    if (k.value) set_spans(*k.value, at);
+  }
+}
+
+}  // namespace
+
+// A string annotation (`x: "Tensor"`, PEP 484's forward references, and what
+// `from __future__ import annotations` code and typing tools write) stands for
+// the expression it holds: parsed here, located at the string.
+ExprPtr parser_detail::Parser::string_annotation(ExprPtr a) {
+  if (!a || a->kind != ExprKind::Str) return a;
+  auto file = std::make_shared<SourceFile>(a->name, "<annotation>");
+  Diagnostics inner(file);
+  std::vector<Token> toks = tokenize(*file, inner);
+  ExprPtr e;
+  if (inner.count() == 0) {
+    Parser sub(std::move(toks), inner);
+    try {
+      e = sub.parse_test();
+      if (!sub.at(Tok::Newline) && !sub.at(Tok::End)) e = nullptr;
+    } catch (const SyntaxAbort&) {
+      e = nullptr;
+    }
+  }
+  if (!e || inner.count() != 0) {
+    diags_.error(a->span, "cannot read the annotation \"" + a->name + "\" as a type");
+    return a;
+  }
+  set_spans(*e, a->span);
+  return e;
+}
 
 std::shared_ptr<Module> parse(std::shared_ptr<const SourceFile> file, Diagnostics& diags) {
   auto m = std::make_shared<Module>();

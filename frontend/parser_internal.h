@@ -225,6 +225,7 @@ class Parser {
   ExprPtr parse_testlist(bool allow_star = false);
   ExprPtr parse_test_or_star(bool allow_star);
   ExprPtr parse_test();
+  ExprPtr string_annotation(ExprPtr a);  // "Tensor" -> Tensor (parser.cpp)
   ExprPtr parse_boolop(const char* kw, ExprPtr (Parser::*next)());
   ExprPtr parse_or() { return parse_boolop("or", &Parser::parse_and); }
   ExprPtr parse_and() { return parse_boolop("and", &Parser::parse_not); }

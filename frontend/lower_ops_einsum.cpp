@@ -71,8 +71,8 @@ class Einsum {
       for (int l : terms[i].letters) n += l != kEllipsisMark;
       if (terms[i].ellipsis ? n > r : n != r) {
         fail("einsum(): the number of subscripts in the equation (" + std::to_string(n) +
-             ") does not match the number of dimensions (" + std::to_string(r) +
-             ") for operand " + std::to_string(i) + (terms[i].ellipsis ? "" : " and no ellipsis was given"));
+             ") does not match the number of dimensions (" + std::to_string(r) + ") for operand " +
+             std::to_string(i) + (terms[i].ellipsis ? "" : " and no ellipsis was given"));
       }
       ell_of[i] = r - n;
       ell = std::max(ell, ell_of[i]);
@@ -98,7 +98,8 @@ class Einsum {
           continue;
         }
         if (std::count(out_.begin(), out_.end(), l))
-          fail("einsum(): output subscript " + label_name(l) + " appears more than once in the output");
+          fail("einsum(): output subscript " + label_name(l) +
+               " appears more than once in the output");
         if (!count_.count(l))
           fail("einsum(): output subscript " + label_name(l) +
                " does not appear in the equation for any input operand");
@@ -130,7 +131,8 @@ class Einsum {
     std::vector<ir::Value*> out;
     for (const Val& item : seq->items) {
       if (item.kind == Val::Kind::Poison) throw Abort{};
-      if (!item.is_tensor()) b_.fail("operands", "einsum(): operands must be tensors, got " + kind_name(item));
+      if (!item.is_tensor())
+        b_.fail("operands", "einsum(): operands must be tensors, got " + kind_name(item));
       out.push_back(item.value);
     }
     if (out.empty()) b_.fail("operands", "einsum(): must provide at least one operand");
@@ -144,7 +146,9 @@ class Einsum {
       if (c == ' ') continue;
       if (c == '.') {
         if (s.compare(i, 3, "...") != 0 || t.ellipsis)
-          fail("einsum(): found '.' for an operand that is not part of any ellipsis, or more than one ellipsis");
+          fail(
+              "einsum(): found '.' for an operand that is not part of any ellipsis, or more than "
+              "one ellipsis");
         t.ellipsis = true;
         t.letters.push_back(kEllipsisMark);
         i += 2;
@@ -284,7 +288,8 @@ class Einsum {
     };
     const size_t nb = batch.size();
     Operand r;
-    for (const auto* g : {&batch, &aonly, &conly}) r.labels.insert(r.labels.end(), g->begin(), g->end());
+    for (const auto* g : {&batch, &aonly, &conly})
+      r.labels.insert(r.labels.end(), g->begin(), g->end());
     if (contr.empty()) {
       // Nothing to sum: a broadcast multiply of [batch, aonly, 1...] and [batch, 1..., conly].
       ir::Value* x = order(a, {&batch, &aonly});
@@ -309,11 +314,13 @@ class Einsum {
       kdims.push_back(dx == ir::Dim(1) ? dy : dx);
       if (dx == dy) continue;
       if (dx == ir::Dim(1)) {
-        if (!dy.is_static()) b_.fail("einsum: broadcasting a contracted dim to a symbolic size is not supported");
+        if (!dy.is_static())
+          b_.fail("einsum: broadcasting a contracted dim to a symbolic size is not supported");
         xe[nb + aonly.size() + k] = dy.value;
         expand_x = true;
       } else {
-        if (!dx.is_static()) b_.fail("einsum: broadcasting a contracted dim to a symbolic size is not supported");
+        if (!dx.is_static())
+          b_.fail("einsum: broadcasting a contracted dim to a symbolic size is not supported");
         ye[nb + k] = dx.value;
         expand_y = true;
       }
@@ -332,7 +339,8 @@ class Einsum {
     auto slice_dims = [](const ir::Dims& ds, size_t from, size_t n) {
       return ir::Dims(ds.begin() + ptrdiff_t(from), ds.begin() + ptrdiff_t(from + n));
     };
-    ir::Dims adims = slice_dims(xd, nb, aonly.size()), cdims = slice_dims(yd, nb + contr.size(), conly.size());
+    ir::Dims adims = slice_dims(xd, nb, aonly.size()),
+             cdims = slice_dims(yd, nb + contr.size(), conly.size());
     ir::Dims xs = slice_dims(xd, 0, nb), ys = slice_dims(yd, 0, nb);
     xs.push_back(merged(adims));
     xs.push_back(merged(kdims));
@@ -340,7 +348,10 @@ class Einsum {
     ys.push_back(merged(cdims));
     for (ir::Dims* s : {&xs, &ys}) {
       for (ir::Dim& d : *s) {
-        if (d == ir::Dim(-1)) b_.fail("einsum: merging several symbolic sizes into one matmul dim is not supported; give the inputs static sizes");
+        if (d == ir::Dim(-1))
+          b_.fail(
+              "einsum: merging several symbolic sizes into one matmul dim is not supported; give "
+              "the inputs static sizes");
       }
     }
     // A single merged group keeps its (possibly symbolic) dim; an empty one is 1.

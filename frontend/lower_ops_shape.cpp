@@ -44,8 +44,8 @@ Val view(Bound& b, ir::Value* v) {
 int64_t norm_dim(Bound& b, int64_t d, int64_t rank, const std::string& arg) {
   int64_t r = std::max<int64_t>(rank, 1);
   if (d < -r || d >= r) {
-    b.fail(arg, "dimension out of range (expected to be in range of [" + std::to_string(-r) +
-                    ", " + std::to_string(r - 1) + "], but got " + std::to_string(d) + ")");
+    b.fail(arg, "dimension out of range (expected to be in range of [" + std::to_string(-r) + ", " +
+                    std::to_string(r - 1) + "], but got " + std::to_string(d) + ")");
   }
   return d < 0 ? d + r : d;
 }
@@ -61,8 +61,7 @@ std::vector<int64_t> static_dims(Bound& b, ir::Value* x, const std::string& arg 
 }
 
 ir::Value* slice(Bound& b, ir::Value* x, int64_t dim, int64_t start, int64_t end) {
-  return op(b, "slice", {x},
-            {{"dim", dim}, {"start", start}, {"end", end}, {"step", int64_t(1)}});
+  return op(b, "slice", {x}, {{"dim", dim}, {"start", start}, {"end", end}, {"step", int64_t(1)}});
 }
 
 ir::Value* arange(Bound& b, int64_t n) {
@@ -80,7 +79,8 @@ Val scaled_add(Bound& b, ir::Value* prod) {
   ir::Value* in = b.tensor("input");
   if (b.float_("beta") == 0) {
     // where(true, prod, input): input only broadcasts, its NaN and inf do not propagate.
-    ir::Value* yes = op(b, "full", {}, {{"size", std::vector<int64_t>{}}, {"value", 1.0}, {"dtype", DType::Bool}});
+    ir::Value* yes = op(b, "full", {},
+                        {{"size", std::vector<int64_t>{}}, {"value", 1.0}, {"dtype", DType::Bool}});
     return emit(b, "where", {yes, prod, in});
   }
   if (b.float_("beta") != 1) in = op(b, "mul", {in, b.operand("beta")});
@@ -127,6 +127,10 @@ Val repeat(Bound& b, ir::Value* x, std::vector<int64_t> reps, const std::string&
 // script), or nothing for a tensor known only at run time.
 std::optional<std::vector<int64_t>> constant_ints(ir::Value* v) {
   ir::Node* n = v->producer();
+  if (n && n->op() == "full" && n->attrs().get_ints("size").empty() &&
+      !n->attrs().is_none("dtype") && !is_floating(n->attrs().get_dtype("dtype"))) {
+    return std::vector<int64_t>{int64_t(n->attrs().get_float("value"))};  // torch.tensor(2)
+  }
   if (!n || n->op() != "constant") return std::nullopt;
   const ir::AttrValue* a = n->attrs().find("value");
   std::vector<int64_t> out;
@@ -172,7 +176,8 @@ Val repeat_interleave(Bound& b) {
                           std::to_string(reps.size()) + " vs " + std::to_string(n));
   }
   std::vector<int64_t> dims = static_dims(b, x);
-  const bool uniform = std::all_of(reps.begin(), reps.end(), [&](int64_t k) { return k == reps[0]; });
+  const bool uniform =
+      std::all_of(reps.begin(), reps.end(), [&](int64_t k) { return k == reps[0]; });
   if (uniform || n == 0) {
     const int64_t k = n == 0 ? 0 : reps[0];
     std::vector<int64_t> inter = dims, expanded = dims, merged = dims;
@@ -183,7 +188,9 @@ Val repeat_interleave(Bound& b) {
     v = op(b, "expand", {v}, {{"size", expanded}});
     return emit(b, "reshape", {v}, {{"shape", merged}});
   }
-  if (n > 1024) b.fail("repeats", "repeat_interleave with varying repeats supports at most 1024 elements along dim");
+  if (n > 1024)
+    b.fail("repeats",
+           "repeat_interleave with varying repeats supports at most 1024 elements along dim");
   // Varying constant repeats: one expanded slice per element, joined.
   std::vector<ir::Value*> pieces;
   for (int64_t i = 0; i < n; ++i) {
@@ -193,7 +200,8 @@ Val repeat_interleave(Bound& b) {
     pieces.push_back(op(b, "expand", {slice(b, x, dim, i, i + 1)}, {{"size", size}}));
   }
   if (pieces.empty()) {
-    return emit(b, "slice", {x}, {{"dim", dim}, {"start", int64_t(0)}, {"end", int64_t(0)}, {"step", int64_t(1)}});
+    return emit(b, "slice", {x},
+                {{"dim", dim}, {"start", int64_t(0)}, {"end", int64_t(0)}, {"step", int64_t(1)}});
   }
   while (pieces.size() > 32) {
     std::vector<ir::Value*> next;
@@ -218,7 +226,9 @@ Val roll(Bound& b) {
     int64_t n = 1;
     for (int64_t s : shape) n *= s;
     int64_t s = n == 0 ? 0 : ((shifts[0] % n) + n) % n;
-    if (s != 0) flat = op(b, "cat", {slice(b, flat, 0, n - s, n), slice(b, flat, 0, 0, n - s)}, {{"dim", int64_t(0)}});
+    if (s != 0)
+      flat = op(b, "cat", {slice(b, flat, 0, n - s, n), slice(b, flat, 0, 0, n - s)},
+                {{"dim", int64_t(0)}});
     return emit(b, "reshape", {flat}, {{"shape", shape}});
   }
   dims = b.ints("dims");
@@ -242,10 +252,14 @@ Val rot90(Bound& b) {
   ir::Value* x = b.tensor("input");
   std::vector<int64_t> dims = b.is_none("dims") ? std::vector<int64_t>{0, 1} : b.ints("dims");
   const int64_t r = x->type().rank();
-  if (dims.size() != 2) b.fail("dims", "expected total rotation dims == 2, but got dims = " + std::to_string(dims.size()));
+  if (dims.size() != 2)
+    b.fail("dims",
+           "expected total rotation dims == 2, but got dims = " + std::to_string(dims.size()));
   if (r < 2) b.fail("input", "expected total dims >= 2, but got total dims = " + std::to_string(r));
   int64_t d0 = norm_dim(b, dims[0], r, "dims"), d1 = norm_dim(b, dims[1], r, "dims");
-  if (d0 == d1) b.fail("dims", "expected rotation dims to be different, but got dim0 = " + std::to_string(d0) + " and dim1 = " + std::to_string(d1));
+  if (d0 == d1)
+    b.fail("dims", "expected rotation dims to be different, but got dim0 = " + std::to_string(d0) +
+                       " and dim1 = " + std::to_string(d1));
   int64_t k = ((b.int_("k") % 4) + 4) % 4;
   ir::Attrs tr{{"dim0", d0}, {"dim1", d1}};
   if (k == 1) return emit(b, "transpose", {flip(b, x, {d1})}, tr);
@@ -257,7 +271,9 @@ Val rot90(Bound& b) {
 Val tensor_split(Bound& b) {
   ir::Value* x = b.tensor("input");
   const int64_t d = norm_dim(b, b.int_("dim"), x->type().rank(), "dim");
-  if (x->type().rank() == 0) b.fail("input", "tensor_split expects at least a 1-dimensional tensor, but got a tensor with 0 dims");
+  if (x->type().rank() == 0)
+    b.fail("input",
+           "tensor_split expects at least a 1-dimensional tensor, but got a tensor with 0 dims");
   const int64_t n = sdim(b, x, d);
   std::vector<int64_t> bounds{0};
   const Val& s = b.val("indices_or_sections");
@@ -265,7 +281,9 @@ Val tensor_split(Bound& b) {
     for (int64_t i : b.ints("indices_or_sections")) bounds.push_back(i);
   } else {
     int64_t k = b.int_("indices_or_sections");
-    if (k <= 0) b.fail("indices_or_sections", "number of sections must be larger than 0, got " + std::to_string(k));
+    if (k <= 0)
+      b.fail("indices_or_sections",
+             "number of sections must be larger than 0, got " + std::to_string(k));
     int64_t base = n / k, extra = n % k, at = 0;
     for (int64_t i = 0; i + 1 < k; ++i) {
       at += base + (i < extra ? 1 : 0);
@@ -299,10 +317,13 @@ std::vector<ir::Value*> tensors_arg(Bound& b, const std::string& name) {
 std::vector<ir::Value*> meshgrid(Bound& b, std::vector<ir::Value*> xs, bool xy) {
   std::vector<int64_t> shape;
   for (ir::Value* x : xs) {
-    if (x->type().rank() > 1) b.fail("tensors", "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: " + x->type().str());
+    if (x->type().rank() > 1)
+      b.fail("tensors", "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: " +
+                            x->type().str());
     shape.push_back(x->type().rank() == 0 ? 1 : sdim(b, x, 0, "tensors"));
     if (x->type().dtype() != xs[0]->type().dtype())
-      b.fail("tensors", "meshgrid expects all tensors to have the same dtype, got " + xs[0]->type().str() + " and " + x->type().str());
+      b.fail("tensors", "meshgrid expects all tensors to have the same dtype, got " +
+                            xs[0]->type().str() + " and " + x->type().str());
   }
   if (xy && xs.size() >= 2) std::swap(shape[0], shape[1]);
   std::vector<ir::Value*> outs;
@@ -323,7 +344,9 @@ Val diag_embed(Bound& b, ir::Value* x, int64_t offset, int64_t dim1, int64_t dim
                const std::string& dim_arg) {
   const int64_t r = x->type().rank() + 1;
   int64_t d1 = norm_dim(b, dim1, r, dim_arg), d2 = norm_dim(b, dim2, r, dim_arg);
-  if (d1 == d2) b.fail(dim_arg, "diagonal dimensions cannot be identical " + std::to_string(dim1) + ", " + std::to_string(dim2));
+  if (d1 == d2)
+    b.fail(dim_arg, "diagonal dimensions cannot be identical " + std::to_string(dim1) + ", " +
+                        std::to_string(dim2));
   const int64_t n = sdim(b, x, -1), k = std::abs(offset), m = n + k;
   std::vector<int64_t> lead = static_dims(b, x);
   lead.pop_back();
@@ -331,7 +354,8 @@ Val diag_embed(Bound& b, ir::Value* x, int64_t offset, int64_t dim1, int64_t dim
   if (k > 0) {
     std::vector<int64_t> zshape = lead;
     zshape.push_back(k);
-    ir::Value* z = op(b, "full", {}, {{"size", zshape}, {"value", 0.0}, {"dtype", x->type().dtype()}});
+    ir::Value* z =
+        op(b, "full", {}, {{"size", zshape}, {"value", 0.0}, {"dtype", x->type().dtype()}});
     padded = op(b, "cat", {x, z}, {{"dim", int64_t(-1)}});
   }
   ir::Value* val = op(b, "unsqueeze", {padded}, {{"dim", int64_t(offset >= 0 ? -1 : -2)}});
@@ -359,7 +383,8 @@ Val movedim(Bound& b) {
   const int64_t r = x->type().rank();
   std::vector<int64_t> src = b.ints("source"), dst = b.ints("destination");
   if (src.size() != dst.size()) {
-    b.fail("destination", "movedim: Invalid source or destination dims: source (" + std::to_string(src.size()) +
+    b.fail("destination", "movedim: Invalid source or destination dims: source (" +
+                              std::to_string(src.size()) +
                               " dims) should contain the same number of dims as destination (" +
                               std::to_string(dst.size()) + " dims)");
   }
@@ -368,8 +393,10 @@ Val movedim(Bound& b) {
   for (size_t i = 0; i < src.size(); ++i) {
     int64_t s = norm_dim(b, src[i], r, "source"), d = norm_dim(b, dst[i], r, "destination");
     if (r == 0) continue;
-    if (used[size_t(s)]) b.fail("source", "movedim: repeated dim in `source` (" + ints_str(src) + ")");
-    if (perm[size_t(d)] >= 0) b.fail("destination", "movedim: repeated dim in `destination` (" + ints_str(dst) + ")");
+    if (used[size_t(s)])
+      b.fail("source", "movedim: repeated dim in `source` (" + ints_str(src) + ")");
+    if (perm[size_t(d)] >= 0)
+      b.fail("destination", "movedim: repeated dim in `destination` (" + ints_str(dst) + ")");
     perm[size_t(d)] = s;
     used[size_t(s)] = true;
   }
@@ -387,7 +414,9 @@ Val movedim(Bound& b) {
 // towards the middle, in double, then rounded (or truncated) to the dtype.
 Val spaced(Bound& b, bool log) {
   for (const char* name : {"start", "end"}) {
-    if (!b.val(name).is_number()) b.fail(name, std::string("'") + name + "' must be a number known at compile time, got " + kind_name(b.val(name)));
+    if (!b.val(name).is_number())
+      b.fail(name, std::string("'") + name + "' must be a number known at compile time, got " +
+                       kind_name(b.val(name)));
   }
   const double start = b.float_("start"), end = b.float_("end");
   const int64_t steps = b.int_("steps");
@@ -416,7 +445,9 @@ Val new_full(Bound& b, double value) {
   for (int64_t s : size) {
     if (s < 0) b.fail("size", "negative size " + std::to_string(s));
   }
-  return emit(b, "full", {}, {{"size", size}, {"value", value}, {"dtype", b.dtype("dtype").value_or(x->type().dtype())}});
+  return emit(
+      b, "full", {},
+      {{"size", size}, {"value", value}, {"dtype", b.dtype("dtype").value_or(x->type().dtype())}});
 }
 
 }  // namespace
@@ -450,30 +481,40 @@ void add_shape_ops(std::vector<OpEntry>& t) {
                }});
 
   // --- creation -------------------------------------------------------------------------------
-  t.push_back({"linspace", kTorch, "start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False",
+  t.push_back({"linspace", kTorch,
+               "start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False",
                [](Bound& b) { return spaced(b, false); }});
-  t.push_back({"logspace", kTorch, "start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, requires_grad=False",
-               [](Bound& b) { return spaced(b, true); }});
-  t.push_back({"empty_like", kTorch, "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None",
-               [](Bound& b) {
-                 ir::Value* x = b.tensor("input");
-                 return emit(b, "full", {}, {{"size", static_dims(b, x)}, {"value", 0.0},
-                                             {"dtype", b.dtype("dtype").value_or(x->type().dtype())}});
-               }});
+  t.push_back(
+      {"logspace", kTorch,
+       "start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, requires_grad=False",
+       [](Bound& b) { return spaced(b, true); }});
+  t.push_back(
+      {"empty_like", kTorch,
+       "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None",
+       [](Bound& b) {
+         ir::Value* x = b.tensor("input");
+         return emit(b, "full", {},
+                     {{"size", static_dims(b, x)},
+                      {"value", 0.0},
+                      {"dtype", b.dtype("dtype").value_or(x->type().dtype())}});
+       }});
   struct NewFill {
     const char* name;
     double value;
   };
   for (NewFill nf : {NewFill{"new_zeros", 0}, NewFill{"new_ones", 1}, NewFill{"new_empty", 0}}) {
     double value = nf.value;
-    t.push_back({nf.name, kMethod, "input, *size, dtype=None, layout=None, device=None, requires_grad=False",
+    t.push_back({nf.name, kMethod,
+                 "input, *size, dtype=None, layout=None, device=None, requires_grad=False",
                  [value](Bound& b) { return new_full(b, value); }});
   }
-  t.push_back({"new_full", kMethod, "input, size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False",
-               [](Bound& b) {
-                 if (!b.val("fill_value").is_number()) b.fail("fill_value", "fill_value must be a number");
-                 return new_full(b, b.val("fill_value").num());
-               }});
+  t.push_back(
+      {"new_full", kMethod,
+       "input, size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False",
+       [](Bound& b) {
+         if (!b.val("fill_value").is_number()) b.fail("fill_value", "fill_value must be a number");
+         return new_full(b, b.val("fill_value").num());
+       }});
   t.push_back({"new_tensor", kMethod, "input, data, dtype=None, device=None, requires_grad=False",
                [](Bound& b) {
                  DType dt = b.dtype("dtype").value_or(b.tensor("input")->type().dtype());
@@ -482,16 +523,16 @@ void add_shape_ops(std::vector<OpEntry>& t) {
                }});
 
   // --- repeats --------------------------------------------------------------------------------
-  t.push_back({"repeat", kMethod, "input, *sizes", [](Bound& b) {
-                 return repeat(b, b.tensor("input"), b.ints("sizes"), "sizes");
-               }});
+  t.push_back({"repeat", kMethod, "input, *sizes",
+               [](Bound& b) { return repeat(b, b.tensor("input"), b.ints("sizes"), "sizes"); }});
   t.push_back({"tile", TM, "input, dims", [](Bound& b) {
                  ir::Value* x = b.tensor("input");
                  std::vector<int64_t> reps = b.ints("dims");
                  while (int64_t(reps.size()) < x->type().rank()) reps.insert(reps.begin(), 1);
                  return repeat(b, x, reps, "dims");
                }});
-  t.push_back({"repeat_interleave", TM, "input, repeats, dim=None, *, output_size=None", repeat_interleave});
+  t.push_back({"repeat_interleave", TM, "input, repeats, dim=None, *, output_size=None",
+               repeat_interleave});
 
   // --- reorderings ----------------------------------------------------------------------------
   t.push_back({"roll", TM, "input, shifts, dims=None", roll});
@@ -503,55 +544,69 @@ void add_shape_ops(std::vector<OpEntry>& t) {
                }});
   t.push_back({"fliplr", TM, "input", [](Bound& b) {
                  ir::Value* x = b.tensor("input");
-                 if (x->type().rank() < 2) b.fail("input", "Input must be >= 2-d, got " + x->type().str());
+                 if (x->type().rank() < 2)
+                   b.fail("input", "Input must be >= 2-d, got " + x->type().str());
                  return emit(b, "flip", {x}, {{"dims", std::vector<int64_t>{1}}});
                }});
   t.push_back({"flipud", TM, "input", [](Bound& b) {
                  ir::Value* x = b.tensor("input");
-                 if (x->type().rank() < 1) b.fail("input", "Input must be >= 1-d, got " + x->type().str());
+                 if (x->type().rank() < 1)
+                   b.fail("input", "Input must be >= 1-d, got " + x->type().str());
                  return emit(b, "flip", {x}, {{"dims", std::vector<int64_t>{0}}});
                }});
   t.push_back({"rot90", TM, "input, k=1, dims=None", rot90});
-  for (const char* name : {"movedim", "moveaxis"}) t.push_back({name, TM, "input, source, destination", movedim});
+  for (const char* name : {"movedim", "moveaxis"})
+    t.push_back({name, TM, "input, source, destination", movedim});
 
   // --- splitting and grids ---------------------------------------------------------------------
   t.push_back({"tensor_split", TM, "input, indices_or_sections, dim=0", tensor_split});
-  t.push_back({"meshgrid", kTorch, "*tensors, indexing=None", [](Bound& b) {
-                 std::vector<ir::Value*> xs = tensors_arg(b, "tensors");
-                 if (xs.empty()) b.fail("tensors", "torch.meshgrid: Expected at least one tensor");
-                 std::string ix = b.is_none("indexing") ? "ij" : b.str("indexing");
-                 if (ix != "ij" && ix != "xy") b.fail("indexing", "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: " + ix);
-                 std::vector<Val> outs;
-                 for (ir::Value* v : meshgrid(b, xs, ix == "xy")) outs.push_back(b.L.fresh(v));
-                 return Val::tuple(std::move(outs));
-               }});
+  t.push_back(
+      {"meshgrid", kTorch, "*tensors, indexing=None", [](Bound& b) {
+         std::vector<ir::Value*> xs = tensors_arg(b, "tensors");
+         if (xs.empty()) b.fail("tensors", "torch.meshgrid: Expected at least one tensor");
+         std::string ix = b.is_none("indexing") ? "ij" : b.str("indexing");
+         if (ix != "ij" && ix != "xy")
+           b.fail("indexing",
+                  "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: " + ix);
+         std::vector<Val> outs;
+         for (ir::Value* v : meshgrid(b, xs, ix == "xy")) outs.push_back(b.L.fresh(v));
+         return Val::tuple(std::move(outs));
+       }});
   t.push_back({"cartesian_prod", kTorch, "*tensors", [](Bound& b) {
                  std::vector<ir::Value*> xs = tensors_arg(b, "tensors");
                  if (xs.empty()) b.fail("tensors", "expected at least one tensor");
                  for (ir::Value* x : xs) {
-                   if (x->type().rank() != 1) b.fail("tensors", "Expect a 1D vector, but got shape " + x->type().str());
+                   if (x->type().rank() != 1)
+                     b.fail("tensors", "Expect a 1D vector, but got shape " + x->type().str());
                  }
                  if (xs.size() == 1) return b.L.fresh(xs[0]);
                  std::vector<ir::Value*> cols;
-                 for (ir::Value* v : meshgrid(b, xs, false)) cols.push_back(op(b, "reshape", {v}, {{"shape", std::vector<int64_t>{-1}}}));
+                 for (ir::Value* v : meshgrid(b, xs, false))
+                   cols.push_back(op(b, "reshape", {v}, {{"shape", std::vector<int64_t>{-1}}}));
                  return emit(b, "stack", cols, {{"dim", int64_t(1)}});
                }});
 
   // --- diagonals and windows ------------------------------------------------------------------
   t.push_back({"diagonal", TM, "input, offset=0, dim1=0, dim2=1", [](Bound& b) {
                  return view(b, op(b, "diagonal", {b.tensor("input")},
-                                   {{"offset", b.int_("offset")}, {"dim1", b.int_("dim1")}, {"dim2", b.int_("dim2")}}));
+                                   {{"offset", b.int_("offset")},
+                                    {"dim1", b.int_("dim1")},
+                                    {"dim2", b.int_("dim2")}}));
                }});
   t.push_back({"diag", TM, "input, diagonal=0", [](Bound& b) {
                  ir::Value* x = b.tensor("input");
                  int64_t r = x->type().rank(), k = b.int_("diagonal");
                  if (r == 1) return diag_embed(b, x, k, 0, 1, "diagonal");
-                 if (r != 2) b.fail("input", "diag(): Supports 1D or 2D tensors. Got " + x->type().str());
-                 return emit(b, "diagonal", {x}, {{"offset", k}, {"dim1", int64_t(0)}, {"dim2", int64_t(1)}});
+                 if (r != 2)
+                   b.fail("input", "diag(): Supports 1D or 2D tensors. Got " + x->type().str());
+                 return emit(b, "diagonal", {x},
+                             {{"offset", k}, {"dim1", int64_t(0)}, {"dim2", int64_t(1)}});
                }});
   t.push_back({"diag_embed", TM, "input, offset=0, dim1=-2, dim2=-1", [](Bound& b) {
                  ir::Value* x = b.tensor("input");
-                 if (x->type().rank() == 0) b.fail("input", "diag_embed expects at least a 1-D tensor, got " + x->type().str());
+                 if (x->type().rank() == 0)
+                   b.fail("input",
+                          "diag_embed expects at least a 1-D tensor, got " + x->type().str());
                  return diag_embed(b, x, b.int_("offset"), b.int_("dim1"), b.int_("dim2"), "dim1");
                }});
   t.push_back({"trace", TM, "input", [](Bound& b) {
@@ -560,7 +615,9 @@ void add_shape_ops(std::vector<OpEntry>& t) {
                }});
   t.push_back({"unfold", kMethod, "input, dimension, size, step", [](Bound& b) {
                  return view(b, op(b, "unfold", {b.tensor("input")},
-                                   {{"dimension", b.int_("dimension")}, {"size", b.int_("size")}, {"step", b.int_("step")}}));
+                                   {{"dimension", b.int_("dimension")},
+                                    {"size", b.int_("size")},
+                                    {"step", b.int_("step")}}));
                }});
 }
 

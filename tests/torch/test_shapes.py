@@ -67,6 +67,9 @@ for eq, shapes in EINSUM:
 s.case("einsum list operands f64", one("torch.einsum('ij,j->i', [a, b])", "a: Tensor, b: Tensor"),
        {"a": R((3, 7), np.float64), "b": R((7,), np.float64)},
        lambda a, b: torch.einsum("ij,j->i", [a, b]))
+s.case("einsum i64 batched", one("torch.einsum('bij,bjk->bki', a, b)", "a: Tensor, b: Tensor"),
+       {"a": R((2, 3, 7), np.int64), "b": R((2, 7, 4), np.int64)},
+       lambda a, b: torch.einsum("bij,bjk->bki", a, b))
 s.case("einsum i32 trace", one("torch.einsum('ii', x)"), {"x": R((4, 4), np.int32)},
        lambda x: torch.einsum("ii", x))
 s.case("einsum bad", one("torch.einsum('ij,jk->iz', x, x)"), {"x": R((3, 3))}, None,
@@ -129,6 +132,8 @@ s.case("repeat_interleave dim -1", one("torch.repeat_interleave(x, 2, dim=-1)"),
 s.case("repeat_interleave constant tensor",
        one("torch.repeat_interleave(x, torch.tensor([1, 0, 3]), dim=0)"), {"x": R((3, 2))},
        lambda x: torch.repeat_interleave(x, torch.tensor([1, 0, 3]), dim=0))
+s.case("repeat_interleave 0-d constant", one("x.repeat_interleave(torch.tensor(2), dim=1)"),
+       {"x": R((2, 3), np.int64)}, lambda x: x.repeat_interleave(torch.tensor(2), dim=1))
 s.case("repeat_interleave runtime tensor", one("x.repeat_interleave(r)", "x: Tensor, r: Tensor"),
        {"x": R((3,)), "r": np.array([1, 2, 3], np.int64)}, None,
        expect_error="depends on the tensor's values")

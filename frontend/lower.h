@@ -182,6 +182,7 @@ void add_layout_ops(std::vector<OpEntry>& t);  // view/reshape/permute/cat/split
 void add_nn2_ops(std::vector<OpEntry>& t);     // losses, group/instance norm, attention
 void add_spatial_ops(std::vector<OpEntry>& t);  // pad, interpolate, conv1d/transpose, 1-D pools
 void add_index_ops(std::vector<OpEntry>& t);   // gather, scatter, index_put, ... (lower_ops_index.cpp)
+void add_shape_ops(std::vector<OpEntry>& t);   // einsum, flip, roll, repeat, diag, ... (issue 13)
 const OpEntry* find_op(unsigned spelling, const std::string& name);
 std::vector<std::string> op_names(unsigned spelling);
 

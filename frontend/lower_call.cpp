@@ -81,6 +81,7 @@ const Table& table() {
     add_nn2_ops(tab->entries);
     add_spatial_ops(tab->entries);
     add_index_ops(tab->entries);
+    add_shape_ops(tab->entries);
     for (const OpEntry& e : tab->entries) tab->sigs.push_back(parse_sig(e.sig));
     return tab;
   }();

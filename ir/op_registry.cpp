@@ -133,6 +133,7 @@ const OpRegistry& OpRegistry::global() {
     register_activation_ops(*r);
     register_pointwise_ops(*r);
     register_indexing_ops(*r);
+    register_layout_stride_ops(*r);
     return r;
   }();
   return *registry;

@@ -20,6 +20,7 @@ void register_layout_ops(OpRegistry& r);         // reshape, permute, cat.. (ops
 void register_activation_ops(OpRegistry& r);     // leaky_relu, elu, isnan.. (ops/activation.cpp)
 void register_pointwise_ops(OpRegistry& r);      // fmod, xlogy, addcmul,.. (ops/pointwise.cpp)
 void register_indexing_ops(OpRegistry& r);       // gather, scatter          (ops/indexing.cpp)
+void register_layout_stride_ops(OpRegistry& r);  // flip, diagonal, unfold (ops/layout_stride.cpp)
 
 // SELU's fixed constants (Klambauer et al.), as PyTorch spells them.
 inline constexpr double kSeluAlpha = 1.6732632423543772848170429916717;

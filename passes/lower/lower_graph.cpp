@@ -40,6 +40,7 @@ const LoweringTable& lowering_table() {
     register_indexing_lowerings(t);
     register_compare_lowerings(t);
     register_layout_lowerings(t);
+    register_layout_stride_lowerings(t);
     register_reduction_lowerings(t);
     register_normalization_lowerings(t);
     register_contraction_lowerings(t);

@@ -169,6 +169,7 @@ void register_elementwise_lowerings(LoweringTable& t);    // lower_elementwise.c
 void register_compare_lowerings(LoweringTable& t);        // lower_elementwise_select.cpp
 void register_activation_lowerings(LoweringTable& t);     // lower_activation.cpp
 void register_layout_lowerings(LoweringTable& t);         // lower_layout.cpp
+void register_layout_stride_lowerings(LoweringTable& t);  // lower_layout_stride.cpp
 void register_reduction_lowerings(LoweringTable& t);      // lower_reduction.cpp
 void register_normalization_lowerings(LoweringTable& t);  // lower_normalization.cpp
 void register_contraction_lowerings(LoweringTable& t);    // lower_contraction.cpp

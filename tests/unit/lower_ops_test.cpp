@@ -244,6 +244,24 @@ std::vector<Case> cases_for(const ir::OpDef& op) {
       }
     }
     return c;
+  if (n == "flip") {
+    return {{{rnd({7, 5})}, {{"dims", Ints{0, -1}}}},
+            {{transposed({4, 6})}, {{"dims", Ints{1}}}},
+            {{rnd({0, 3}, DType::I32)}, {{"dims", Ints{0}}}},
+            {{rnd({}, DType::Bool)}, {{"dims", Ints{0}}}}};
+  }
+  if (n == "diagonal") {
+    return {{{rnd({5, 7})}, {}},
+            {{rnd({3, 4, 5}, DType::I64)},
+             {{"offset", int64_t{-1}}, {"dim1", int64_t{2}}, {"dim2", int64_t{0}}}},
+            {{transposed({4, 6})}, {{"offset", int64_t{2}}}},
+            {{rnd({3, 3})}, {{"offset", int64_t{5}}}}};
+  }
+  if (n == "unfold") {
+    return {{{rnd({7, 5})}, {{"dimension", int64_t{0}}, {"size", int64_t{3}}, {"step", int64_t{2}}}},
+            {{transposed({4, 6}, DType::F16)},
+             {{"dimension", int64_t{-1}}, {"size", int64_t{2}}, {"step", int64_t{1}}}},
+            {{rnd({5})}, {{"dimension", int64_t{0}}, {"size", int64_t{0}}, {"step", int64_t{3}}}}};
   }
   // --- factories and constants
   if (n == "arange") return {{{}, {{"end", int64_t{7}}}}};

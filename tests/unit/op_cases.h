@@ -500,6 +500,15 @@ inline void check_other(OpCaseSink& c, const ir::OpDef& op) {
     cases.push_back({{{{7, 3}}}, {in(S, {7, 3})}, {{"split_size", int64_t{3}}}});
   } else if (n == "chunk") {
     cases.push_back({{{{2, 6}}}, {in(S, {2, 6})}, {{"chunks", int64_t{4}}, {"dim", int64_t{-1}}}});
+  } else if (n == "flip") {
+    cases.push_back({row_runs, {in(S, {N, 7})}, {{"dims", Ints{0, 1}}}});
+  } else if (n == "diagonal") {
+    cases.push_back({{{{7, 5}}}, {in(S, {7, 5})}, {{"offset", int64_t{-2}}}});
+    cases.push_back({{{{2, 3, 4}}}, {in(S, {2, 3, 4})}, {{"dim1", int64_t{2}}, {"dim2", int64_t{1}}}});
+  } else if (n == "unfold") {
+    cases.push_back({row_runs,
+                     {in(S, {N, 7})},
+                     {{"dimension", int64_t{1}}, {"size", int64_t{3}}, {"step", int64_t{2}}}});
   } else if (n == "arange" || n == "full" || n == "constant") {
     std::vector<Attrs> as;
     if (n == "arange")

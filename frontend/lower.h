@@ -166,7 +166,7 @@ using Handler = std::function<Val(Bound&)>;
 // One entry of the name -> op table (lower_ops_*.cpp). `sig` lists parameters
 // like Python: "input, dim=None, keepdim=False, *, dtype=None"; "*shape"
 // collects the remaining positional arguments into a tuple.
-inline constexpr unsigned kTorch = 1, kMethod = 2, kF = 4, kMath = 8;
+inline constexpr unsigned kTorch = 1, kMethod = 2, kF = 4, kMath = 8, kSpecial = 16;
 struct OpEntry {
   std::string name;
   unsigned spellings = 0;
@@ -179,6 +179,9 @@ struct OpEntry {
 void add_math_ops(std::vector<OpEntry>& t);    // elementwise, comparisons, reductions
 void add_nn_ops(std::vector<OpEntry>& t);      // softmax, norms, matmul, conv, pooling, factories
 void add_layout_ops(std::vector<OpEntry>& t);  // view/reshape/permute/cat/split/... and casts
+// tan, atan2, lgamma, prelu, ... (lower_ops_extra_math.cpp)
+void add_extra_math_ops(std::vector<OpEntry>& t);
+void add_special_aliases(std::vector<OpEntry>& t);  // torch.special.X of torch.X entries (last)
 const OpEntry* find_op(unsigned spelling, const std::string& name);
 std::vector<std::string> op_names(unsigned spelling);
 

@@ -166,7 +166,7 @@ using Handler = std::function<Val(Bound&)>;
 // One entry of the name -> op table (lower_ops_*.cpp). `sig` lists parameters
 // like Python: "input, dim=None, keepdim=False, *, dtype=None"; "*shape"
 // collects the remaining positional arguments into a tuple.
-inline constexpr unsigned kTorch = 1, kMethod = 2, kF = 4, kMath = 8;
+inline constexpr unsigned kTorch = 1, kMethod = 2, kF = 4, kMath = 8, kSpecial = 16;
 struct OpEntry {
   std::string name;
   unsigned spellings = 0;
@@ -183,6 +183,9 @@ void add_nn2_ops(std::vector<OpEntry>& t);     // losses, group/instance norm, a
 void add_spatial_ops(std::vector<OpEntry>& t);  // pad, interpolate, conv1d/transpose, 1-D pools
 void add_index_ops(std::vector<OpEntry>& t);   // gather, scatter, index_put, ... (lower_ops_index.cpp)
 void add_shape_ops(std::vector<OpEntry>& t);   // einsum, flip, roll, repeat, diag, ... (issue 13)
+// tan, atan2, lgamma, prelu, ... (lower_ops_extra_math.cpp)
+void add_extra_math_ops(std::vector<OpEntry>& t);
+void add_special_aliases(std::vector<OpEntry>& t);  // torch.special.X of torch.X entries (last)
 const OpEntry* find_op(unsigned spelling, const std::string& name);
 std::vector<std::string> op_names(unsigned spelling);
 

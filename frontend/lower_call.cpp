@@ -82,6 +82,8 @@ const Table& table() {
     add_spatial_ops(tab->entries);
     add_index_ops(tab->entries);
     add_shape_ops(tab->entries);
+    add_extra_math_ops(tab->entries);
+    add_special_aliases(tab->entries);
     for (const OpEntry& e : tab->entries) tab->sigs.push_back(parse_sig(e.sig));
     return tab;
   }();
@@ -96,6 +98,7 @@ std::string spelled(unsigned sp, const std::string& name) {
   if (sp == kTorch) return "torch." + name;
   if (sp == kF) return "F." + name;
   if (sp == kMath) return "math." + name;
+  if (sp == kSpecial) return "torch.special." + name;
   return "Tensor." + name;
 }
 
@@ -303,8 +306,12 @@ Val Lowerer::call_value(const Val& callee, const CallArgs& args, const Expr* cal
           callee.s == "torch.iinfo") {
         return call_torch_builtin(callee.s, args);
       }
-      std::string ns = callee.s.substr(0, dot), name = callee.s.substr(dot + 1);
-      unsigned sp = ns == "torch" ? kTorch : ns == "F" ? kF : kMath;
+      size_t last = callee.s.rfind('.');
+      std::string ns = callee.s.substr(0, last), name = callee.s.substr(last + 1);
+      unsigned sp = ns == "torch"           ? kTorch
+                    : ns == "F"             ? kF
+                    : ns == "torch.special" ? kSpecial
+                                            : kMath;
       const OpEntry* op = find_op(sp, name);
       KILN_INTERNAL_CHECK(op, "builtin " << callee.s << " not in the op table");
       Bound b(*this, spelled(sp, name), args);

@@ -330,6 +330,8 @@ Val Lowerer::attribute(const Val& base, const std::string& name, const Expr& e) 
       if (path == "torch" && name == "nn") return Val::named(Val::Kind::Module, "torch.nn");
       if (path == "torch.nn" && name == "functional") return Val::named(Val::Kind::Module, "F");
       if (path == "torch" && name == "jit") return Val::named(Val::Kind::Module, "torch.jit");
+      if (path == "torch" && name == "special")
+        return Val::named(Val::Kind::Module, "torch.special");
       if (path == "torch" && name == "Tensor") return Val::named(Val::Kind::Type, "Tensor");
       if (path == "math") {
         if (name == "pi") return Val::float_(M_PI);
@@ -343,7 +345,11 @@ Val Lowerer::attribute(const Val& base, const std::string& name, const Expr& e) 
         if (name == "pi") return Val::float_(M_PI);
         if (std::optional<DType> d = torch_dtype(name)) return Val::dtype_(*d);
       }
-      unsigned sp = path == "torch" ? kTorch : path == "F" ? kF : path == "math" ? kMath : 0u;
+      unsigned sp = path == "torch"           ? kTorch
+                    : path == "F"             ? kF
+                    : path == "math"          ? kMath
+                    : path == "torch.special" ? kSpecial
+                                              : 0u;
       if (sp && find_op(sp, name)) return Val::named(Val::Kind::Builtin, path + "." + name);
       std::string note;
       std::string msg =

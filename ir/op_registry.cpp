@@ -134,6 +134,7 @@ const OpRegistry& OpRegistry::global() {
     register_pointwise_ops(*r);
     register_indexing_ops(*r);
     register_layout_stride_ops(*r);
+    register_math_ops(*r);
     return r;
   }();
   return *registry;

@@ -45,7 +45,10 @@ const std::unordered_set<std::string>& reserved_names() {
       "isnan", "isinf", "isfinite", "exp", "expf", "log", "logf", "log1p", "log1pf", "expm1",
       "expm1f", "sqrt", "sqrtf", "sin", "sinf", "cos", "cosf", "tanh", "tanhf", "erf", "erff",
       "pow", "powf", "floor", "floorf", "ceil", "ceilf", "rint", "rintf", "trunc", "truncf", "fabs",
-      "fabsf", "fma", "fmaf", "fmod", "fmodf", "memcpy", "main"};
+      "fabsf", "fma", "fmaf", "fmod", "fmodf", "memcpy", "main",
+      // the extra intrinsics' libm functions (kiln_prelude.cuh)
+      "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log2", "log10",
+      "exp2", "erfc", "lgamma", "lgamma_r", "atan2", "copysign", "hypot"};
   return names;
 }
 

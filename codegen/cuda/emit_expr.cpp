@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "codegen/cuda/emitter_internal.h"
+#include "ir/loop/extra_math.h"
 #include "ir/loop/visitor.h"
 #include "kiln/element.h"
 #include "kiln/error.h"
@@ -643,6 +644,7 @@ Value KernelEmitter::call(const loop::Call* op) {
       {"exp", 1},   {"log", 1},  {"log1p", 1}, {"expm1", 1},   {"sqrt", 1}, {"rsqrt", 1},
       {"sin", 1},   {"cos", 1},  {"tanh", 1},  {"sigmoid", 1}, {"erf", 1},  {"pow", 2},
       {"floor", 1}, {"ceil", 1}, {"round", 1}, {"trunc", 1},   {"abs", 1},  {"fma", 3}};
+  const loop::ExtraMath* extra = loop::find_extra_math(name);
   Value r;
   r.data = true;
   for (int k = 0; k < n; ++k) {
@@ -664,9 +666,10 @@ Value KernelEmitter::call(const loop::Call* op) {
       }
     } else {
       auto it = kFloatMath.find(name);
-      KILN_INTERNAL_CHECK(it != kFloatMath.end() && it->second == args.size(),
-                          "cuda emitter: unknown call " << name << " with " << args.size()
-                                                        << " arguments in " << k_.name);
+      const bool known = extra ? size_t(extra->arity) == args.size()
+                               : it != kFloatMath.end() && it->second == args.size();
+      KILN_INTERNAL_CHECK(known, "cuda emitter: unknown call " << name << " with " << args.size()
+                                                               << " arguments in " << k_.name);
       s = "kiln_" + name + "(";
       for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + typed(args[i], k);
       s = rounded(op->type.dtype, s + ")");

@@ -377,6 +377,99 @@ KILN_MATH(float, f)
 KILN_MATH(double, )
 #undef KILN_MATH
 
+// The extra intrinsics (ir/loop/extra_math.h): computed in double and, for
+// float, rounded once, as the other backends do. digamma and erfinv are
+// Kiln's own (the host has no erfinv, neither side has digamma), the same
+// algorithms as ir/loop/extra_math.cpp.
+KILN_FN double kiln_digamma(double x) {
+  if (x == 0) return (kiln_f64_bits(x) >> 63) ? INFINITY : -INFINITY;  // psi(+-0) = -+inf
+  double reflection = 0;  // psi(x) = psi(1 - x) - pi / tan(pi frac(x)) for x < 0
+  if (x < 0) {
+    if (x == trunc(x)) return NAN;
+    const double pi = 3.14159265358979323846;
+    reflection = pi / tan(pi * (x - trunc(x)));
+    x = 1 - x;
+  }
+  double acc = 0;
+  while (x < 10) {
+    acc -= 1 / x;
+    x += 1;
+  }
+  if (isinf(x)) return x;  // x < 0 never gets here
+  double z = 1 / (x * x);
+  double s = 1.0 / 12.0;
+  s = s * z - 691.0 / 32760.0;
+  s = s * z + 1.0 / 132.0;
+  s = s * z - 1.0 / 240.0;
+  s = s * z + 1.0 / 252.0;
+  s = s * z - 1.0 / 120.0;
+  s = s * z + 1.0 / 12.0;
+  return (acc + log(x) - 0.5 / x - z * s) - reflection;
+}
+KILN_FN double kiln_erfinv(double y) {
+  if (isnan(y) || y == 0) return y;
+  double a = fabs(y);
+  if (a > 1) return NAN;
+  if (a == 1) return copysign((double)INFINITY, y);
+  const double pi = 3.14159265358979323846, k = 0.147;
+  double l = log((1 - a) * (1 + a));
+  double t = 2 / (pi * k) + l / 2;
+  double x = sqrt(sqrt(t * t - l / k) - t);
+  const double two_over_sqrt_pi = 1.12837916709551257390;
+  const bool tail = a > 0.5;
+  const double r = 1 - a;
+  for (int i = 0; i < 3; ++i) {
+    double d = two_over_sqrt_pi * exp(-x * x);
+    double f = tail ? -(erfc(x) - r) : erf(x) - a;
+    double step = f / d;
+    x -= step / (1 + x * step);
+  }
+  return copysign(x, y);
+}
+KILN_FN double kiln_lgamma(double x) {
+#if defined(__CUDACC__)
+  return lgamma(x);
+#else
+  int sign;
+  return lgamma_r(x, &sign);
+#endif
+}
+KILN_FN double kiln_tan(double x) { return tan(x); }
+KILN_FN float kiln_tan(float x) { return (float)tan((double)x); }
+KILN_FN double kiln_asin(double x) { return asin(x); }
+KILN_FN float kiln_asin(float x) { return (float)asin((double)x); }
+KILN_FN double kiln_acos(double x) { return acos(x); }
+KILN_FN float kiln_acos(float x) { return (float)acos((double)x); }
+KILN_FN double kiln_atan(double x) { return atan(x); }
+KILN_FN float kiln_atan(float x) { return (float)atan((double)x); }
+KILN_FN double kiln_sinh(double x) { return sinh(x); }
+KILN_FN float kiln_sinh(float x) { return (float)sinh((double)x); }
+KILN_FN double kiln_cosh(double x) { return cosh(x); }
+KILN_FN float kiln_cosh(float x) { return (float)cosh((double)x); }
+KILN_FN double kiln_asinh(double x) { return asinh(x); }
+KILN_FN float kiln_asinh(float x) { return (float)asinh((double)x); }
+KILN_FN double kiln_acosh(double x) { return acosh(x); }
+KILN_FN float kiln_acosh(float x) { return (float)acosh((double)x); }
+KILN_FN double kiln_atanh(double x) { return atanh(x); }
+KILN_FN float kiln_atanh(float x) { return (float)atanh((double)x); }
+KILN_FN double kiln_log2(double x) { return log2(x); }
+KILN_FN float kiln_log2(float x) { return (float)log2((double)x); }
+KILN_FN double kiln_log10(double x) { return log10(x); }
+KILN_FN float kiln_log10(float x) { return (float)log10((double)x); }
+KILN_FN double kiln_exp2(double x) { return exp2(x); }
+KILN_FN float kiln_exp2(float x) { return (float)exp2((double)x); }
+KILN_FN double kiln_erfc(double x) { return erfc(x); }
+KILN_FN float kiln_erfc(float x) { return (float)erfc((double)x); }
+KILN_FN float kiln_lgamma(float x) { return (float)kiln_lgamma((double)x); }
+KILN_FN float kiln_digamma(float x) { return (float)kiln_digamma((double)x); }
+KILN_FN float kiln_erfinv(float x) { return (float)kiln_erfinv((double)x); }
+KILN_FN double kiln_atan2(double x, double y) { return atan2(x, y); }
+KILN_FN float kiln_atan2(float x, float y) { return (float)atan2((double)x, (double)y); }
+KILN_FN double kiln_copysign(double x, double y) { return copysign(x, y); }
+KILN_FN float kiln_copysign(float x, float y) { return (float)copysign((double)x, (double)y); }
+KILN_FN double kiln_hypot(double x, double y) { return hypot(x, y); }
+KILN_FN float kiln_hypot(float x, float y) { return (float)hypot((double)x, (double)y); }
+
 // ------------------------------------------------------------ vector access
 // N lanes of T as one value; a dense access of N lanes (a Ramp of stride 1)
 // moves them with 128-bit (or 64-bit) instructions when the address is

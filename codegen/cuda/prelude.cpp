@@ -38,7 +38,11 @@ const std::vector<std::string>& prelude_names() {
       // the loop-IR intrinsics
       "kiln_exp", "kiln_log", "kiln_log1p", "kiln_expm1", "kiln_sqrt", "kiln_rsqrt", "kiln_sin",
       "kiln_cos", "kiln_tanh", "kiln_sigmoid", "kiln_erf", "kiln_pow", "kiln_floor", "kiln_ceil",
-      "kiln_round", "kiln_trunc", "kiln_fma"};
+      "kiln_round", "kiln_trunc", "kiln_fma",
+      // the extra intrinsics (ir/loop/extra_math.h)
+      "kiln_tan", "kiln_asin", "kiln_acos", "kiln_atan", "kiln_sinh", "kiln_cosh", "kiln_asinh",
+      "kiln_acosh", "kiln_atanh", "kiln_log2", "kiln_log10", "kiln_exp2", "kiln_erfc",
+      "kiln_lgamma", "kiln_digamma", "kiln_erfinv", "kiln_atan2", "kiln_copysign", "kiln_hypot"};
   return names;
 }
 

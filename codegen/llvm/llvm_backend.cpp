@@ -37,6 +37,7 @@
 #include "codegen/backend.h"
 #include "codegen/llvm/llvm_backend.h"
 #include "codegen/llvm/llvm_internal.h"
+#include "ir/loop/extra_math.h"
 #include "kiln/error.h"
 #include "runtime/allocator.h"
 #include "runtime/thread_pool.h"
@@ -114,6 +115,13 @@ llvm::orc::SymbolMap runtime_symbols(llvm::orc::LLJIT& lj) {
   add("pow", static_cast<D2>(&::pow));
   add("fmod", static_cast<D2>(&::fmod));
   add("fmodf", static_cast<float (*)(float, float)>(&::fmodf));
+  for (const loop::ExtraMath& m : loop::extra_math()) {
+    if (m.arity == 1) {
+      add(m.symbol, m.f1);
+    } else {
+      add(m.symbol, m.f2);
+    }
+  }
   std::lock_guard<std::mutex> lock(extern_mutex());
   for (const auto& [name, addr] : extern_symbols()) add(name, addr);
   return map;

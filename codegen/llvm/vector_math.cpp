@@ -11,12 +11,16 @@
 //   f64: exp, log, expm1, log1p, tanh, sigmoid by the same generic code with
 //        more terms; sin, cos, erf, pow call libm per lane.
 //   f16/bf16: computed in f32 and rounded once.
+//   the extra intrinsics (ir/loop/extra_math.h: tan, asin, ..., lgamma,
+//   digamma, erfinv, atan2, hypot): their double function per lane, f32
+//   widened and rounded once; copysign is the exact llvm.copysign.
 #include <cmath>
 
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
 
 #include "codegen/llvm/llvm_internal.h"
+#include "ir/loop/extra_math.h"
 #include "kiln/error.h"
 
 namespace kiln::codegen::llvm_cpu {
@@ -307,6 +311,7 @@ Value* trig_f32(llvm::IRBuilder<>& b, bool want_sin, Value* xd, int lanes) {
 }
 
 size_t arity(const std::string& name) {
+  if (const loop::ExtraMath* m = loop::find_extra_math(name)) return size_t(m->arity);
   if (name == "pow") return 2;
   if (name == "fma") return 3;
   return 1;
@@ -363,6 +368,16 @@ Value* emit_math_call(llvm::IRBuilder<>& b, const std::string& name,
   if (name == "abs") return intrinsic(llvm::Intrinsic::fabs);
   if (name == "fma") return b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, args);
   if (name == "erf" && !f64) return m.erf_f32(x);
+  if (name == "copysign") return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, x, args[1]);
+  if (const loop::ExtraMath* em = loop::find_extra_math(name)) {
+    // The extra intrinsics (tan, atan2, lgamma, ...): the double function of
+    // ir/loop/extra_math.cpp per lane; f32 lanes widened and rounded once.
+    if (f64) return libm_per_lane(b, em->symbol, args);
+    llvm::Type* wide_ty = value_type(b.getContext(), {DType::F64, type.lanes});
+    std::vector<Value*> wide;
+    for (Value* a : args) wide.push_back(b.CreateFPExt(a, wide_ty));
+    return b.CreateFPTrunc(libm_per_lane(b, em->symbol, wide), x->getType());
+  }
   bool is_trig = name == "sin" || name == "cos";
   if (is_trig || name == "erf" || name == "pow") {
     if (f64) return libm_per_lane(b, name.c_str(), args);

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "ir/loop/analysis.h"
+#include "ir/loop/extra_math.h"
 #include "kiln/element.h"
 #include "kiln/error.h"
 #include "runtime/kernel_status.h"
@@ -232,6 +233,10 @@ T call_float_t(const std::string& name, const std::vector<T>& a) {
   if (name == "abs") return std::fabs(x);
   if (name == "pow" && a.size() == 2) return std::pow(x, a[1]);
   if (name == "fma" && a.size() == 3) return std::fma(x, a[1], a[2]);
+  // The extra intrinsics compute in double and round once, as every backend does.
+  if (const ExtraMath* m = find_extra_math(name); m && size_t(m->arity) == a.size()) {
+    return T(m->arity == 1 ? m->f1(double(x)) : m->f2(double(x), double(a[1])));
+  }
   KILN_INTERNAL_CHECK(false, "loop_eval: unknown call " << name << " with " << a.size() << " args");
 }
 

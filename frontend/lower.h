@@ -178,7 +178,8 @@ struct OpEntry {
 // Registration of the table, split by topic.
 void add_math_ops(std::vector<OpEntry>& t);    // elementwise, comparisons, reductions
 void add_nn_ops(std::vector<OpEntry>& t);      // softmax, norms, matmul, conv, pooling, factories
-void add_layout_ops(std::vector<OpEntry>& t);  // view/reshape/permute/cat/split/... and casts
+void add_layout_ops(std::vector<OpEntry>& t);
+void add_reduce_ops(std::vector<OpEntry>& t);  // scans, norms, var_mean, count_nonzero  // view/reshape/permute/cat/split/... and casts
 const OpEntry* find_op(unsigned spelling, const std::string& name);
 std::vector<std::string> op_names(unsigned spelling);
 

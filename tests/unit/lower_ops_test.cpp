@@ -89,6 +89,29 @@ std::vector<Case> cases_for(const ir::OpDef& op) {
             {{rnd({5, 7}, DType::I32)}, {{"dim", Ints{0}}, {"keepdim", true}}},
             {{rnd({0, 3})}, {{"dim", Ints{0}}}}};
   }
+  // --- scans
+  if (n == "cumsum" || n == "cumprod" || n == "logcumsumexp" || n == "cummax" || n == "cummin") {
+    Tensor special = make_tensor({3, 4}, {1, NAN, 2, -1, INFINITY, 1, -INFINITY, 3, -INFINITY,
+                                          -INFINITY, 5, 5});
+    std::vector<Case> c = {
+        {{rnd({33, 31})}, {{"dim", int64_t{1}}}, kLoose},
+        {{rnd({3, 5, 7})}, {{"dim", int64_t{-2}}}, kLoose},
+        {{rnd({1023})}, {{"dim", int64_t{0}}}, kLoose},
+        {{rnd({0, 4})}, {{"dim", int64_t{1}}}, kLoose},
+        {{rnd({4, 0})}, {{"dim", int64_t{1}}}, kLoose},
+        {{transposed({6, 5})}, {{"dim", int64_t{0}}}, kLoose},
+        {{rnd({7}, DType::F16)}, {{"dim", int64_t{0}}}, 2e-3},
+        {{rnd({})}, {{"dim", int64_t{-1}}}, kLoose},
+        {{special}, {{"dim", int64_t{1}}}, kLoose}};
+    if (n != "logcumsumexp") {
+      c.push_back({{rnd({5, 7}, DType::I32)}, {{"dim", int64_t{1}}}});
+      c.push_back({{rnd({9}, DType::Bool)}, {{"dim", int64_t{0}}}});
+    }
+    if (n == "cumsum" || n == "cumprod") {
+      c.push_back({{rnd({5, 3}, DType::I8)}, {{"dim", int64_t{0}}, {"dtype", DType::F64}}});
+    }
+    return c;
+  }
   // --- normalization
   if (n == "softmax" || n == "log_softmax") {
     Tensor inf_row = make_tensor({2, 3}, {-INFINITY, -INFINITY, -INFINITY, 1000, 0, -1000});

@@ -15,16 +15,19 @@ def fn1(expr, sig="x: Tensor", ret="Tensor"):
 
 
 PAIR = "Tuple[Tensor, Tensor]"
+QUAD = "Tuple[Tensor, Tensor, Tensor, Tensor]"
 SHAPES = [(0,), (1,), (7,), (1023,), (3, 5), (2, 0, 3), (4, 1, 6)]
 SPECIAL = np.array([[1.0, np.nan, 2.0, -1.0], [np.inf, 1.0, -np.inf, 3.0],
                     [-np.inf, -np.inf, -np.inf, -np.inf], [np.inf, np.inf, 0.0, -0.0]], np.float32)
 
 # --- scans -------------------------------------------------------------------------------
 for shape in SHAPES:
-    x = s.randn(shape)
-    for d in sorted({0, -1, len(shape) - 2}):
-        s.case(f"cumsum {shape} dim={d}", fn1(f"torch.cumsum(x, {d})"), {"x": x},
-               lambda x, d=d: torch.cumsum(x, d), rtol=1e-4, atol=1e-4)
+    # Each dim once, in one def (one kiln run per backend).
+    ds = range(len(shape))
+    ret = "Tuple[" + ", ".join(["Tensor"] * len(shape)) + "]" if len(shape) > 1 else "Tensor"
+    expr = ", ".join(f"torch.cumsum(x, {d - len(shape)})" for d in ds)
+    s.case(f"cumsum {shape}", fn1(expr, ret=ret), {"x": s.randn(shape)},
+           lambda x, ds=ds: tuple(torch.cumsum(x, d) for d in ds), rtol=1e-4, atol=1e-4)
 s.case("cumsum 0-d", fn1("x.cumsum(0)"), {"x": np.array(2.5, np.float32)},
        lambda x: x.cumsum(0))
 s.case("cumsum 0-d dim=-1", fn1("x.cumsum(-1)"), {"x": np.array(2.5, np.float32)},
@@ -74,20 +77,21 @@ s.case("logcumsumexp -inf first", fn1("x.logcumsumexp(0)"),
 s.case("logcumsumexp f64", fn1("torch.logcumsumexp(x, -1)"), {"x": s.randn((3, 9), np.float64) * 30},
        lambda x: torch.logcumsumexp(x, -1), rtol=1e-12, atol=1e-12)
 
-for name in ["cummax", "cummin"]:
-    tf = getattr(torch, name)
-    for shape in [(0,), (1,), (1023,), (4, 1, 6)]:
-        s.case(f"{name} {shape}", fn1(f"torch.{name}(x, 0)", ret=PAIR), {"x": s.randn(shape)},
-               lambda x, tf=tf: tuple(tf(x, 0)))
-    s.case(f"{name} ties and NaN", fn1(f"x.{name}(1)", ret=PAIR),
-           {"x": np.array([[1, 3, 3, np.nan, 2, np.nan, 5], [2, 2, 1, 1, 0, 0, 7]], np.float32)},
-           lambda x, name=name: tuple(getattr(x, name)(1)))
-    s.case(f"{name} special", fn1(f"x.{name}(1)", ret=PAIR), {"x": SPECIAL},
-           lambda x, name=name: tuple(getattr(x, name)(1)))
-    s.case(f"{name} int", fn1(f"torch.{name}(x, dim=-1)", ret=PAIR),
-           {"x": s.randint((4, 9), 0, 4, np.int32)}, lambda x, tf=tf: tuple(tf(x, dim=-1)))
-    s.case(f"{name} bool", fn1(f"torch.{name}(x, 0)", ret=PAIR), {"x": s.randn((5, 3)) > 0},
-           lambda x, tf=tf: tuple(tf(x, 0)))
+CUMX = ("def f(x: Tensor) -> Tuple[Tensor, Tensor, Tensor, Tensor]:\n"
+        "    a, i = torch.cummax(x, {d})\n    b, j = x.cummin(dim={d})\n    return a, i, b, j\n")
+
+
+def cumx(d):
+    return lambda x: tuple(torch.cummax(x, d)) + tuple(x.cummin(dim=d))
+
+
+for shape in [(0,), (1,), (1023,), (4, 1, 6)]:
+    s.case(f"cummax/cummin {shape}", CUMX.format(d=0), {"x": s.randn(shape)}, cumx(0))
+s.case("cummax/cummin ties and NaN", CUMX.format(d=1),
+       {"x": np.array([[1, 3, 3, np.nan, 2, np.nan, 5], [2, 2, 1, 1, 0, 0, 7]], np.float32)}, cumx(1))
+s.case("cummax/cummin special", CUMX.format(d=1), {"x": SPECIAL}, cumx(1))
+s.case("cummax/cummin int", CUMX.format(d=-1), {"x": s.randint((4, 9), 0, 4, np.int32)}, cumx(-1))
+s.case("cummax/cummin bool", CUMX.format(d=0), {"x": s.randn((5, 3)) > 0}, cumx(0))
 
 # --- logsumexp -------------------------------------------------------------------------------
 s.case("logsumexp special rows", fn1("torch.logsumexp(x, 1)"), {"x": SPECIAL},
@@ -100,20 +104,16 @@ s.case("logsumexp int input", fn1("torch.logsumexp(x, 0)"), {"x": s.randint((5, 
        lambda x: torch.logsumexp(x, 0))
 
 # --- var_mean / std_mean -------------------------------------------------------------------------
-for name in ["var_mean", "std_mean"]:
-    tf = getattr(torch, name)
-    s.case(f"{name} all", fn1(f"torch.{name}(x)", ret=PAIR), {"x": s.randn((4, 7))},
-           lambda x, tf=tf: tf(x))
-    s.case(f"{name} dim keepdim", fn1(f"torch.{name}(x, 1, keepdim=True)", ret=PAIR),
-           {"x": s.randn((4, 7))}, lambda x, tf=tf: tf(x, 1, keepdim=True))
-    s.case(f"{name} tuple unbiased=False", fn1(f"torch.{name}(x, (0, 2), unbiased=False)", ret=PAIR),
-           {"x": s.randn((3, 4, 5))}, lambda x, tf=tf: tf(x, (0, 2), unbiased=False))
-    s.case(f"{name} correction=0", fn1(f"torch.{name}(x, dim=-1, correction=0)", ret=PAIR),
-           {"x": s.randn((2, 1023), np.float64)}, lambda x, tf=tf: tf(x, dim=-1, correction=0))
-    s.case(f"{name} unbiased positional", fn1(f"torch.{name}(x, False)", ret=PAIR),
-           {"x": s.randn((6,))}, lambda x, tf=tf: tf(x, False))
-    s.case(f"{name} int input", fn1(f"torch.{name}(x)", ret=PAIR),
-           {"x": s.randint((6,), 0, 9)}, None, expect_error="floating")
+VM = ("def f(x: Tensor) -> Tuple[Tensor, Tensor, Tensor, Tensor]:\n"
+      "    v, m = torch.var_mean(x{a})\n    s, n = torch.std_mean(x{a})\n    return v, m, s, n\n")
+for args, shape, dt in [("", (4, 7), np.float32), (", 1, keepdim=True", (4, 7), np.float32),
+                        (", (0, 2), unbiased=False", (3, 4, 5), np.float32),
+                        (", dim=-1, correction=0", (2, 1023), np.float64),
+                        (", False", (6,), np.float32), (", 0", (1, 3), np.float32)]:
+    s.case(f"var_mean/std_mean{args}", VM.format(a=args), {"x": s.randn(shape, dt)},
+           eval(f"lambda x: torch.var_mean(x{args}) + torch.std_mean(x{args})"))
+s.case("var_mean int input", VM.format(a=""), {"x": s.randint((6,), 0, 9)}, None,
+       expect_error="floating")
 
 # --- norms ------------------------------------------------------------------------------------
 INF = "float('inf')"
@@ -121,14 +121,12 @@ for p, pt in [("2", 2), ("1", 1), ("0", 0), ("3.5", 3.5), ("-1.5", -1.5), (INF, 
               ("-" + INF, -float("inf"))]:
     x = s.randn((5, 7))
     x[0, 0] = 0
-    s.case(f"vector_norm ord={p}", fn1(f"torch.linalg.vector_norm(x, {p})"), {"x": x},
-           lambda x, pt=pt: torch.linalg.vector_norm(x, pt), rtol=1e-5, atol=1e-5)
-    s.case(f"vector_norm ord={p} dim=1 keepdim", fn1(f"torch.linalg.vector_norm(x, ord={p}, dim=1, keepdim=True)"),
-           {"x": x}, lambda x, pt=pt: torch.linalg.vector_norm(x, ord=pt, dim=1, keepdim=True),
-           rtol=1e-5, atol=1e-5)
-    if pt in (2, 3.5):
-        s.case(f"torch.norm p={p} dim=(0,1)", fn1(f"torch.norm(x, p={p}, dim=(0, 1))"), {"x": x},
-               lambda x, pt=pt: torch.norm(x, p=pt, dim=(0, 1)), rtol=1e-5, atol=1e-5)
+    s.case(f"vector_norm ord={p}",
+           fn1(f"torch.linalg.vector_norm(x, {p}), torch.linalg.vector_norm(x, ord={p}, dim=1, "
+               f"keepdim=True), torch.norm(x, p={p}, dim=(0, 1))", ret="Tuple[Tensor, Tensor, Tensor]"),
+           {"x": x}, lambda x, pt=pt: (torch.linalg.vector_norm(x, pt),
+                                       torch.linalg.vector_norm(x, ord=pt, dim=1, keepdim=True),
+                                       torch.norm(x, p=pt, dim=(0, 1))), rtol=1e-5, atol=1e-5)
 for shape in [(0,), (1,), (1023,), (2, 0, 3)]:
     s.case(f"norm default {shape}", fn1("torch.norm(x)"), {"x": s.randn(shape)},
            lambda x: torch.norm(x), rtol=1e-5, atol=1e-5)
@@ -159,11 +157,12 @@ s.case("vector_norm inf of empty", fn1(f"torch.linalg.vector_norm(x, {INF})"),
        {"x": np.zeros((0,), np.float32)}, None, expect_error="zero-size")
 for ordv, ordt in [("'fro'", "fro"), ("1", 1), ("-1", -1), (INF, float("inf")),
                    ("-" + INF, -float("inf"))]:
-    s.case(f"matrix_norm ord={ordv}", fn1(f"torch.linalg.matrix_norm(x, {ordv})"),
-           {"x": s.randn((2, 3, 4))}, lambda x, o=ordt: torch.linalg.matrix_norm(x, o),
+    s.case(f"matrix_norm / linalg.norm ord={ordv}",
+           fn1(f"torch.linalg.matrix_norm(x, {ordv}), torch.linalg.norm(y, {ordv})",
+               sig="x: Tensor, y: Tensor", ret=PAIR),
+           {"x": s.randn((2, 3, 4)), "y": s.randn((5, 3))},
+           lambda x, y, o=ordt: (torch.linalg.matrix_norm(x, o), torch.linalg.norm(y, o)),
            rtol=1e-5, atol=1e-6)
-    s.case(f"linalg.norm 2-D ord={ordv}", fn1(f"torch.linalg.norm(x, {ordv})"),
-           {"x": s.randn((5, 3))}, lambda x, o=ordt: torch.linalg.norm(x, o), rtol=1e-5, atol=1e-6)
 s.case("matrix_norm dim keepdim", fn1("torch.linalg.matrix_norm(x, 1, dim=(2, 0), keepdim=True)"),
        {"x": s.randn((3, 4, 5))}, lambda x: torch.linalg.matrix_norm(x, 1, dim=(2, 0), keepdim=True),
        rtol=1e-5, atol=1e-6)
@@ -179,13 +178,13 @@ s.case("matrix_norm ord=2", fn1("torch.linalg.matrix_norm(x, 2)"), {"x": s.randn
        expect_error="needs an SVD")
 
 # --- all / any / count_nonzero / aminmax -------------------------------------------------------------
+for dt in [np.float32, np.int32, np.bool_]:
+    x = (s.randint((4, 5), 0, 3) > 0).astype(dt) if dt != np.float32 else s.randn((4, 5))
+    s.case(f"all/any {dt.__name__}",
+           fn1("torch.all(x), torch.any(x), x.all(1, keepdim=True), x.any(1, keepdim=True)", ret=QUAD),
+           {"x": x}, lambda x: (torch.all(x), torch.any(x), x.all(1, keepdim=True),
+                                x.any(1, keepdim=True)))
 for name in ["all", "any"]:
-    for dt in [np.float32, np.bool_]:
-        x = (s.randint((4, 5), 0, 3) > 0).astype(dt) if dt != np.float32 else s.randn((4, 5))
-        s.case(f"{name} {dt.__name__}", fn1(f"torch.{name}(x)"), {"x": x},
-               lambda x, name=name: getattr(torch, name)(x))
-        s.case(f"{name} {dt.__name__} dim keepdim", fn1(f"x.{name}(1, keepdim=True)"), {"x": x},
-               lambda x, name=name: getattr(x, name)(1, keepdim=True))
     s.case(f"{name} uint8 -> uint8", fn1(f"torch.{name}(x, dim=0)"),
            {"x": s.randint((3, 4), 0, 2, np.uint8)}, lambda x, name=name: getattr(torch, name)(x, dim=0))
     s.case(f"{name} empty", fn1(f"x.{name}(-1)"), {"x": np.zeros((3, 0), np.float32)},

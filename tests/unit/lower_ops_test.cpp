@@ -293,6 +293,36 @@ TEST(LowerOps, EveryRegistryOpLowersAndMatchesTheInterpreter) {
   EXPECT_TRUE(missing.empty()) << ::testing::PrintToString(missing);
 }
 
+// A scan is a serial loop along its dim inside the nest over the other dims
+// (here dim 0 of a [N, 3] input: the row loop is the inner one).
+TEST(LowerOps, ScanAlongASymbolicDim) {
+  auto g = std::make_unique<ir::Graph>("scan");
+  ir::Value* x = g->add_input("x", ir::Type::tensor(DType::I32, {ir::Dim::sym("N"), 3}));
+  std::vector<ir::Value*> mx = g->apply("cummax", {x}, {{"dim", int64_t{0}}});
+  g->set_outputs({g->apply1("cumsum", {x}, {{"dim", int64_t{0}}}), mx[1]});
+  std::vector<passes::KernelPlan> plans;
+  std::vector<loop::Kernel> ks = passes::lower_graph(*g, {}, &plans);
+  ASSERT_EQ(ks.size(), 2u);
+  EXPECT_EQ(loop::to_string(ks[1]),
+            "kernel scan_1_cumsum(x: i32*, v2: i64*, N: i64, x_s0: i64, x_s1: i64) {\n"
+            "  for (i0, 0, 3) {\n"
+            "    allocate acc0[i64 * 1] in stack\n"
+            "    acc0[0] = 0\n"
+            "    for (j0, 0, N) {\n"
+            "      acc0[0] = (acc0[0] + i64(x[((j0 * x_s0) + (i0 * x_s1))]))\n"
+            "      v2[((j0 * 3) + i0)] = acc0[0]\n"
+            "    }\n"
+            "  }\n"
+            "}\n");
+  for (int64_t n : {5, 1, 0}) {
+    std::vector<Tensor> in{rnd({n, 3}, DType::I32, uint64_t(n))};
+    std::vector<Tensor> got = run_kernels(*g, ks, plans, in);
+    std::vector<Tensor> want = ir::interpret(*g, in);
+    EXPECT_TRUE(tensors_close(got[0], want[0], 0, 0));
+    EXPECT_TRUE(tensors_close(got[1], want[1], 0, 0));
+  }
+}
+
 TEST(LowerOps, ReductionWithSymbolicRows) {
   auto g = std::make_unique<ir::Graph>("rows");
   ir::Value* x = g->add_input("x", ir::Type::tensor(DType::F32, {ir::Dim::sym("N"), 5}));

@@ -43,8 +43,8 @@ Val spread_mean(Bound& b, const std::string& op) {
   ir::Value* x = b.tensor("input");
   Lowerer& L = b.L;
   const Span& at = b.call.callee;
-  ir::Value* s = L.apply1(op, {x}, {{"dim", dims}, {"correction", correction}, {"keepdim", keep}},
-                          at);
+  ir::Value* s =
+      L.apply1(op, {x}, {{"dim", dims}, {"correction", correction}, {"keepdim", keep}}, at);
   ir::Value* m = L.apply1("mean", {x}, reduce_attrs(dims, keep), at);
   return pair(L, {s, m});
 }
@@ -129,7 +129,8 @@ ir::Value* matrix_norm(Bound& b, NormArgs& n, ir::Value* x, const Val& ord,
   }
   double p = ord_value(b, ord_arg);
   if (p != 1 && p != -1 && p != INFINITY && p != -INFINITY) {
-    if (p == 2 || p == -2) b.fail(ord_arg, "the spectral norm (ord=2/-2) needs an SVD, which Kiln lacks");
+    if (p == 2 || p == -2)
+      b.fail(ord_arg, "the spectral norm (ord=2/-2) needs an SVD, which Kiln lacks");
     b.fail(ord_arg, "a matrix norm takes ord 'fro', 'nuc', 1, -1, 2, -2, inf or -inf");
   }
   // ord +-1 sums over rows (per column); +-inf sums over columns (per row).
@@ -229,24 +230,24 @@ void add_reduce_ops(std::vector<OpEntry>& t) {
 
   // --- norms -------------------------------------------------------------------------------
   t.push_back({"norm", TM, "input, p='fro', dim=None, keepdim=False, dtype=None", torch_norm});
-  t.push_back({"linalg.vector_norm", kTorch,
-               "x, ord=2, dim=None, keepdim=False, *, dtype=None", [](Bound& b) {
+  t.push_back({"linalg.vector_norm", kTorch, "x, ord=2, dim=None, keepdim=False, *, dtype=None",
+               [](Bound& b) {
                  NormArgs n{b.L, b.call.callee};
                  ir::Value* x = norm_input(b, "x", "dtype");
                  return b.L.fresh(vector_norm(n, x, ord_value(b, "ord"), dims_or_all(b, "dim"),
                                               b.bool_("keepdim")));
                }});
-  t.push_back({"linalg.matrix_norm", kTorch,
-               "A, ord='fro', dim=None, keepdim=False, *, dtype=None", [](Bound& b) {
+  t.push_back({"linalg.matrix_norm", kTorch, "A, ord='fro', dim=None, keepdim=False, *, dtype=None",
+               [](Bound& b) {
                  NormArgs n{b.L, b.call.callee};
                  ir::Value* x = norm_input(b, "A", "dtype");
                  std::vector<int64_t> dims = {-2, -1};  // PyTorch's default dim=(-2, -1)
                  if (!b.is_none("dim")) dims = b.ints("dim");
-                 return b.L.fresh(matrix_norm(b, n, x, b.val("ord"), dims,
-                                              b.bool_("keepdim"), "ord", "dim"));
+                 return b.L.fresh(
+                     matrix_norm(b, n, x, b.val("ord"), dims, b.bool_("keepdim"), "ord", "dim"));
                }});
-  t.push_back({"linalg.norm", kTorch, "A, ord=None, dim=None, keepdim=False, *, dtype=None",
-               linalg_norm});
+  t.push_back(
+      {"linalg.norm", kTorch, "A, ord=None, dim=None, keepdim=False, *, dtype=None", linalg_norm});
 }
 
 }  // namespace kiln::frontend

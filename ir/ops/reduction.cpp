@@ -1,6 +1,7 @@
 // Op family: reduction — sum, mean, prod, amax, amin, max, min, argmax,
-// argmin, var, std, any, all (bool, or uint8 for uint8), with PyTorch's semantics (dtype rules, keepdim,
-// empty dims, NaN propagation, first index on ties).
+// argmin, var, std, any, all (bool, or uint8 for uint8), with PyTorch's
+// semantics (dtype rules, keepdim, empty dims, NaN propagation, first index on
+// ties).
 //
 // References read the input as [rows, cols] (kept dims x reduced dims, see
 // reduction_util.h) and accumulate wide: double for floating results, int64

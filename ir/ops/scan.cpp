@@ -130,8 +130,7 @@ OpDef scan_op(const char* name, const char* doc, Scan kind) {
 void register_scan_ops(OpRegistry& r) {
   r.add(scan_op("cumsum", "running sum along dim; bool/int in i64", Scan::Sum));
   r.add(scan_op("cumprod", "running product along dim; bool/int in i64", Scan::Prod));
-  r.add(scan_op("logcumsumexp", "running log(sum(exp)) along dim; floating only",
-                Scan::LogSumExp));
+  r.add(scan_op("logcumsumexp", "running log(sum(exp)) along dim; floating only", Scan::LogSumExp));
   r.add(scan_op("cummax", "(running maximum, i64 index of it) along dim", Scan::Max));
   r.add(scan_op("cummin", "(running minimum, i64 index of it) along dim", Scan::Min));
 }

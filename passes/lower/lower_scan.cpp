@@ -94,8 +94,8 @@ RootFn extreme(bool want_max) {
     Scratch at = make_scratch(n.ctx, "best_i", DType::I64);
     return nest.build(
         [&] {
-          return Block::make({best.store(want_max ? lowest(acc_t) : highest(acc_t)),
-                              at.store(make_int(0))});
+          return Block::make(
+              {best.store(want_max ? lowest(acc_t) : highest(acc_t)), at.store(make_int(0))});
         },
         [&](const Index& full, const Expr& j) {
           Expr v = cast_to(x.at(full), acc_t);
@@ -103,10 +103,9 @@ RootFn extreme(bool want_max) {
           Expr take = want_max ? v >= b : v <= b;
           if (is_floating(acc_t)) take = is_nan(v) || (!is_nan(b) && take);
           // The index first: `take` reads the old best.
-          return Block::make({at.store(Select::make(take, j, at.load())),
-                              best.store(Select::make(take, v, b)),
-                              store_at(outs[0], full, best.load()),
-                              store_at(outs[1], full, at.load())});
+          return Block::make(
+              {at.store(Select::make(take, j, at.load())), best.store(Select::make(take, v, b)),
+               store_at(outs[0], full, best.load()), store_at(outs[1], full, at.load())});
         },
         {best, at});
   };

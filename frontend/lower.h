@@ -186,6 +186,8 @@ void add_shape_ops(std::vector<OpEntry>& t);   // einsum, flip, roll, repeat, di
 // tan, atan2, lgamma, prelu, ... (lower_ops_extra_math.cpp)
 void add_extra_math_ops(std::vector<OpEntry>& t);
 void add_special_aliases(std::vector<OpEntry>& t);  // torch.special.X of torch.X entries (last)
+void add_layout_ops(std::vector<OpEntry>& t);
+void add_reduce_ops(std::vector<OpEntry>& t);  // scans, norms, var_mean, count_nonzero  // view/reshape/permute/cat/split/... and casts
 const OpEntry* find_op(unsigned spelling, const std::string& name);
 std::vector<std::string> op_names(unsigned spelling);
 

@@ -332,6 +332,10 @@ Val Lowerer::attribute(const Val& base, const std::string& name, const Expr& e) 
       if (path == "torch" && name == "jit") return Val::named(Val::Kind::Module, "torch.jit");
       if (path == "torch" && name == "special")
         return Val::named(Val::Kind::Module, "torch.special");
+      if (path == "torch" && name == "linalg") return Val::named(Val::Kind::Module, "torch.linalg");
+      // torch.linalg.X is the op table's torch entry "linalg.X".
+      if (path == "torch.linalg" && find_op(kTorch, "linalg." + name))
+        return Val::named(Val::Kind::Builtin, "torch.linalg." + name);
       if (path == "torch" && name == "Tensor") return Val::named(Val::Kind::Type, "Tensor");
       if (path == "math") {
         if (name == "pi") return Val::float_(M_PI);

@@ -135,6 +135,7 @@ const OpRegistry& OpRegistry::global() {
     register_indexing_ops(*r);
     register_layout_stride_ops(*r);
     register_math_ops(*r);
+    register_scan_ops(*r);
     return r;
   }();
   return *registry;

@@ -18,6 +18,7 @@ void register_contraction_ops(OpRegistry& r);    // matmul, bmm, linear     (ops
 void register_conv_ops(OpRegistry& r);           // conv2d, max/avg_pool2d  (ops/conv.cpp)
 void register_layout_ops(OpRegistry& r);         // reshape, permute, cat.. (ops/layout.cpp)
 void register_activation_ops(OpRegistry& r);     // leaky_relu, elu, isnan.. (ops/activation.cpp)
+void register_scan_ops(OpRegistry& r);           // cumsum, cummax, ..      (ops/scan.cpp)
 void register_pointwise_ops(OpRegistry& r);      // fmod, xlogy, addcmul,.. (ops/pointwise.cpp)
 void register_indexing_ops(OpRegistry& r);       // gather, scatter          (ops/indexing.cpp)
 void register_layout_stride_ops(OpRegistry& r);  // flip, diagonal, unfold (ops/layout_stride.cpp)

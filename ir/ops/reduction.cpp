@@ -1,6 +1,7 @@
 // Op family: reduction — sum, mean, prod, amax, amin, max, min, argmax,
-// argmin, var, std, any, all, with PyTorch's semantics (dtype rules, keepdim,
-// empty dims, NaN propagation, first index on ties).
+// argmin, var, std, any, all (bool, or uint8 for uint8), with PyTorch's
+// semantics (dtype rules, keepdim, empty dims, NaN propagation, first index on
+// ties).
 //
 // References read the input as [rows, cols] (kept dims x reduced dims, see
 // reduction_util.h) and accumulate wide: double for floating results, int64
@@ -310,7 +311,9 @@ OpDef logical_op(const char* name, const char* doc, bool is_any) {
   d.doc = doc;
   d.infer = [](const InferContext& ctx) {
     const TensorType& x = ctx.tensor(0);
-    return std::vector<Type>{Type::tensor(DType::Bool, list_reduce_dims(ctx, false), x.device)};
+    // torch keeps uint8 for uint8 inputs (a legacy of byte masks); bool otherwise.
+    DType out = x.dtype == DType::U8 ? DType::U8 : DType::Bool;
+    return std::vector<Type>{Type::tensor(out, list_reduce_dims(ctx, false), x.device)};
   };
   d.reference = [is_any](const RefContext& ctx) {
     const Tensor& x = ctx.inputs[0];
@@ -324,7 +327,7 @@ OpDef logical_op(const char* name, const char* doc, bool is_any) {
         bool nonzero = v[static_cast<size_t>(r * l.cols + c)] != 0.0;
         acc = is_any ? (acc || nonzero) : (acc && nonzero);
       }
-      store_int(DType::Bool, element_ptr(out, r), acc ? 1 : 0);
+      store_int(out.dtype(), element_ptr(out, r), acc ? 1 : 0);
     }
     return std::vector<Tensor>{out};
   };

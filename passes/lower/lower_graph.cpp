@@ -47,6 +47,7 @@ const LoweringTable& lowering_table() {
     register_matmul_lowerings(t);
     register_conv_lowerings(t);
     register_math_lowerings(t);
+    register_scan_lowerings(t);
     for (const auto& [op, l] : t) {
       for (const AlgorithmLowering& a : l.algorithms) {
         KILN_INTERNAL_CHECK(!a.targets.empty(), "lower: " << op << ": candidate " << a.name

@@ -89,6 +89,29 @@ std::vector<Case> cases_for(const ir::OpDef& op) {
             {{rnd({5, 7}, DType::I32)}, {{"dim", Ints{0}}, {"keepdim", true}}},
             {{rnd({0, 3})}, {{"dim", Ints{0}}}}};
   }
+  // --- scans
+  if (n == "cumsum" || n == "cumprod" || n == "logcumsumexp" || n == "cummax" || n == "cummin") {
+    Tensor special = make_tensor({3, 4}, {1, NAN, 2, -1, INFINITY, 1, -INFINITY, 3, -INFINITY,
+                                          -INFINITY, 5, 5});
+    std::vector<Case> c = {
+        {{rnd({33, 31})}, {{"dim", int64_t{1}}}, kLoose},
+        {{rnd({3, 5, 7})}, {{"dim", int64_t{-2}}}, kLoose},
+        {{rnd({1023})}, {{"dim", int64_t{0}}}, kLoose},
+        {{rnd({0, 4})}, {{"dim", int64_t{1}}}, kLoose},
+        {{rnd({4, 0})}, {{"dim", int64_t{1}}}, kLoose},
+        {{transposed({6, 5})}, {{"dim", int64_t{0}}}, kLoose},
+        {{rnd({7}, DType::F16)}, {{"dim", int64_t{0}}}, 2e-3},
+        {{rnd({})}, {{"dim", int64_t{-1}}}, kLoose},
+        {{special}, {{"dim", int64_t{1}}}, kLoose}};
+    if (n != "logcumsumexp") {
+      c.push_back({{rnd({5, 7}, DType::I32)}, {{"dim", int64_t{1}}}});
+      c.push_back({{rnd({9}, DType::Bool)}, {{"dim", int64_t{0}}}});
+    }
+    if (n == "cumsum" || n == "cumprod") {
+      c.push_back({{rnd({5, 3}, DType::I8)}, {{"dim", int64_t{0}}, {"dtype", DType::F64}}});
+    }
+    return c;
+  }
   // --- normalization
   if (n == "softmax" || n == "log_softmax") {
     Tensor inf_row = make_tensor({2, 3}, {-INFINITY, -INFINITY, -INFINITY, 1000, 0, -1000});
@@ -313,6 +336,36 @@ TEST(LowerOps, EveryRegistryOpLowersAndMatchesTheInterpreter) {
     }
   }
   EXPECT_TRUE(missing.empty()) << ::testing::PrintToString(missing);
+}
+
+// A scan is a serial loop along its dim inside the nest over the other dims
+// (here dim 0 of a [N, 3] input: the row loop is the inner one).
+TEST(LowerOps, ScanAlongASymbolicDim) {
+  auto g = std::make_unique<ir::Graph>("scan");
+  ir::Value* x = g->add_input("x", ir::Type::tensor(DType::I32, {ir::Dim::sym("N"), 3}));
+  std::vector<ir::Value*> mx = g->apply("cummax", {x}, {{"dim", int64_t{0}}});
+  g->set_outputs({g->apply1("cumsum", {x}, {{"dim", int64_t{0}}}), mx[1]});
+  std::vector<passes::KernelPlan> plans;
+  std::vector<loop::Kernel> ks = passes::lower_graph(*g, {}, &plans);
+  ASSERT_EQ(ks.size(), 2u);
+  EXPECT_EQ(loop::to_string(ks[1]),
+            "kernel scan_1_cumsum(x: i32*, v2: i64*, N: i64, x_s0: i64, x_s1: i64) {\n"
+            "  for (i0, 0, 3) {\n"
+            "    allocate acc0[i64 * 1] in stack\n"
+            "    acc0[0] = 0\n"
+            "    for (j0, 0, N) {\n"
+            "      acc0[0] = (acc0[0] + i64(x[((j0 * x_s0) + (i0 * x_s1))]))\n"
+            "      v2[((j0 * 3) + i0)] = acc0[0]\n"
+            "    }\n"
+            "  }\n"
+            "}\n");
+  for (int64_t n : {5, 1, 0}) {
+    std::vector<Tensor> in{rnd({n, 3}, DType::I32, uint64_t(n))};
+    std::vector<Tensor> got = run_kernels(*g, ks, plans, in);
+    std::vector<Tensor> want = ir::interpret(*g, in);
+    EXPECT_TRUE(tensors_close(got[0], want[0], 0, 0));
+    EXPECT_TRUE(tensors_close(got[1], want[1], 0, 0));
+  }
 }
 
 TEST(LowerOps, ReductionWithSymbolicRows) {

@@ -425,6 +425,10 @@ inline void check_other(OpCaseSink& c, const ir::OpDef& op) {
   } else if (n == "max" || n == "min" || n == "argmax" || n == "argmin") {
     cases.push_back({row_runs, {in(S, {N, 7})}, {{"dim", int64_t{1}}}});
     cases.push_back({row_runs, {in(S, {N, 7})}, {{"dim", int64_t{0}}, {"keepdim", true}}});
+  } else if (n == "cumsum" || n == "cumprod" || n == "logcumsumexp" || n == "cummax" ||
+             n == "cummin") {
+    cases.push_back({row_runs, {in(S, {N, 7})}, {{"dim", int64_t{1}}}});
+    cases.push_back({row_runs, {in(S, {N, 7})}, {{"dim", int64_t{0}}}});
   } else if (n == "softmax" || n == "log_softmax") {
     cases.push_back({row_runs, {in(S, {N, 7})}, {{"dim", int64_t{1}}}});
     cases.push_back({row_runs, {in(S, {N, 7})}, {{"dim", int64_t{0}}}});

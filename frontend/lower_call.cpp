@@ -78,6 +78,7 @@ const Table& table() {
     add_math_ops(tab->entries);
     add_nn_ops(tab->entries);
     add_layout_ops(tab->entries);
+    add_selection_ops(tab->entries);
     for (const OpEntry& e : tab->entries) tab->sigs.push_back(parse_sig(e.sig));
     return tab;
   }();

@@ -132,6 +132,7 @@ const OpRegistry& OpRegistry::global() {
     register_layout_ops(*r);
     register_activation_ops(*r);
     register_pointwise_ops(*r);
+    register_selection_ops(*r);
     return r;
   }();
   return *registry;

@@ -19,6 +19,7 @@ void register_conv_ops(OpRegistry& r);           // conv2d, max/avg_pool2d  (ops
 void register_layout_ops(OpRegistry& r);         // reshape, permute, cat.. (ops/layout.cpp)
 void register_activation_ops(OpRegistry& r);     // leaky_relu, elu, isnan.. (ops/activation.cpp)
 void register_pointwise_ops(OpRegistry& r);      // fmod, xlogy, addcmul,.. (ops/pointwise.cpp)
+void register_selection_ops(OpRegistry& r);      // sort, topk, median, .. (ops/selection.cpp)
 
 // SELU's fixed constants (Klambauer et al.), as PyTorch spells them.
 inline constexpr double kSeluAlpha = 1.6732632423543772848170429916717;

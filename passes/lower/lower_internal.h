@@ -174,6 +174,7 @@ void register_normalization_lowerings(LoweringTable& t);  // lower_normalization
 void register_contraction_lowerings(LoweringTable& t);    // lower_contraction.cpp
 void register_matmul_lowerings(LoweringTable& t);         // lower_matmul.cpp
 void register_conv_lowerings(LoweringTable& t);           // lower_conv.cpp
+void register_selection_lowerings(LoweringTable& t);      // lower_selection.cpp
 
 // --- index math (index_math.cpp) ----------------------------------------------------------
 

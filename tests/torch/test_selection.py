@@ -64,7 +64,7 @@ s.case("argsort", src1("torch.argsort(x, dim=0, descending=True)"), {"x": with_n
 s.case("Tensor.argsort", src1("x.argsort()"), {"x": ties((3, 1023))},
        lambda x: stable(x).indices)
 s.case("msort", src1("torch.msort(x)"), {"x": ties((7, 3))}, lambda x: stable(x, 0).values)
-# Fused with the ops around it: a producer and a consumer of each output.
+# Between other ops (sort is a kernel of its own; its producer and consumer are not).
 s.case("sort of an expression", src1("torch.sort(x * 2.0 + 1.0, 1)[0] - 1.0"),
        {"x": s.randn((5, 7))}, lambda x: stable(x * 2 + 1, 1).values - 1)
 

@@ -179,7 +179,7 @@ struct OpEntry {
 void add_math_ops(std::vector<OpEntry>& t);    // elementwise, comparisons, reductions
 void add_nn_ops(std::vector<OpEntry>& t);      // softmax, norms, matmul, conv, pooling, factories
 void add_layout_ops(std::vector<OpEntry>& t);  // view/reshape/permute/cat/split/... and casts
-void add_selection_ops(std::vector<OpEntry>& t);  // sort, topk, kthvalue, median (lower_ops_selection.cpp)
+void add_selection_ops(std::vector<OpEntry>& t);  // sort, topk, kthvalue, median
 const OpEntry* find_op(unsigned spelling, const std::string& name);
 std::vector<std::string> op_names(unsigned spelling);
 

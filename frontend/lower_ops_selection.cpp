@@ -46,20 +46,18 @@ void add_selection_ops(std::vector<OpEntry>& t) {
                      b, "kthvalue", b.tensor("input"),
                      {{"k", b.int_("k")}, {"dim", b.int_("dim")}, {"keepdim", b.bool_("keepdim")}});
                }});
-  t.push_back({"median", TM, "input, dim=None, keepdim=False", [](Bound& b) {
-                 ir::Value* x = b.tensor("input");
-                 if (b.is_none("dim")) {
-                   // The lower median of all elements: a 0-dim tensor, no index.
-                   if (b.bool_("keepdim")) b.fail("keepdim", "keepdim needs a dim");
-                   ir::Value* flat =
-                       b.L.apply1("reshape", {x}, {{"shape", std::vector<int64_t>{-1}}},
-                                  b.call.callee);
-                   return pair(b, "median", flat, {{"dim", int64_t{0}}, {"keepdim", false}})
-                       .items[0];
-                 }
-                 return pair(b, "median", x,
-                             {{"dim", b.int_("dim")}, {"keepdim", b.bool_("keepdim")}});
-               }});
+  t.push_back(
+      {"median", TM, "input, dim=None, keepdim=False", [](Bound& b) {
+         ir::Value* x = b.tensor("input");
+         if (b.is_none("dim")) {
+           // The lower median of all elements: a 0-dim tensor, no index.
+           if (b.bool_("keepdim")) b.fail("keepdim", "keepdim needs a dim");
+           ir::Value* flat =
+               b.L.apply1("reshape", {x}, {{"shape", std::vector<int64_t>{-1}}}, b.call.callee);
+           return pair(b, "median", flat, {{"dim", int64_t{0}}, {"keepdim", false}}).items[0];
+         }
+         return pair(b, "median", x, {{"dim", b.int_("dim")}, {"keepdim", b.bool_("keepdim")}});
+       }});
 }
 
 }  // namespace kiln::frontend

@@ -55,8 +55,8 @@ void check_k(const InferContext& ctx, int64_t lo) {
   const int64_t k = ctx.attrs.get_int("k");
   const Dim n = size_along(x, ctx.attrs.get_int("dim"));
   if (!n.is_static()) {
-    ctx.fail("the size along dim " + std::to_string(ctx.attrs.get_int("dim")) + " of x " +
-             x.str() + " is known only at run time; " + ctx.op.name +
+    ctx.fail("the size along dim " + std::to_string(ctx.attrs.get_int("dim")) + " of x " + x.str() +
+             " is known only at run time; " + ctx.op.name +
              " needs a static size there so that k is checked when compiling");
   }
   if (k < lo || k > n.value) {

@@ -465,7 +465,8 @@ LoweredKernel GroupLowering::finish(const std::string& name) {
   for (const ir::Node* n : nodes_) {
     // An "other" op with loops of its own (sort) keeps its category: the schedule
     // then leaves its inner loops serial.
-    if (n->def() && n->def()->category == ir::OpCategory::Other && !has_pointwise_lowering(n->op())) {
+    if (n->def() && n->def()->category == ir::OpCategory::Other &&
+        !has_pointwise_lowering(n->op())) {
       out.plan.category = ir::OpCategory::Other;
       break;
     }

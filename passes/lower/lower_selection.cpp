@@ -64,9 +64,9 @@ struct Rows {
       int64_t size = 0;
       if (!is_const_int(n, &size) || size > kGpuMaxRow) {
         unsupported(node, op + " along a dim of " +
-                              (is_const_int(n, &size) ? "more than " + std::to_string(kGpuMaxRow) +
-                                                            " elements"
-                                                      : std::string("run-time size")) +
+                              (is_const_int(n, &size)
+                                   ? "more than " + std::to_string(kGpuMaxRow) + " elements"
+                                   : std::string("run-time size")) +
                               " is not supported on cuda yet (each GPU thread sorts a row in "
                               "local memory of a constant size)" +
                               (node.node.loc().known() ? " at " + node.node.loc().str() : ""));
@@ -88,10 +88,10 @@ struct Rows {
 
 // Per-row scratch of a merge sort and the statements that fill and sort it.
 struct SortedRow {
-  Buf keys;     // n keys
-  Buf perm;     // 2n i64: the order lives in the half starting at src
-  Scratch src;  // 0 or n
-  Scratch nans; // NaN count (median)
+  Buf keys;      // n keys
+  Buf perm;      // 2n i64: the order lives in the half starting at src
+  Scratch src;   // 0 or n
+  Scratch nans;  // NaN count (median)
   std::vector<Scratch> scalars;
 
   // perm[src + c]: the column at sorted position c.
@@ -118,7 +118,8 @@ Stmt sort_row(LowerContext& ctx, const Rows& rows, const Index& row, bool descen
   Expr v = cast_to(x.at(rows.at(row, c)), key_t);
   std::vector<Stmt> fill{Store::make(s->keys, c, v), Store::make(s->perm, c, c)};
   if (is_floating(key_t)) {
-    fill.push_back(s->nans.store(s->nans.load() + Select::make(is_nan(v), make_int(1), make_int(0))));
+    fill.push_back(
+        s->nans.store(s->nans.load() + Select::make(is_nan(v), make_int(1), make_int(0))));
   }
   Stmt copy = For::make(c, make_int(0), n, ForKind::Serial, Block::make(fill));
 
@@ -138,7 +139,8 @@ Stmt sort_row(LowerContext& ctx, const Rows& rows, const Index& row, bool descen
   // Clamped reads: in bounds even once a run is used up.
   step = LetStmt::make(rj, Load::make(s->perm, sv + min(jl, hi - make_int(1))), step);
   step = LetStmt::make(li, Load::make(s->perm, sv + min(il, mid - make_int(1))), step);
-  Stmt merge = Block::make({i.store(lo), j.store(mid), For::make(k, lo, hi - lo, ForKind::Serial, step)});
+  Stmt merge =
+      Block::make({i.store(lo), j.store(mid), For::make(k, lo, hi - lo, ForKind::Serial, step)});
   merge = LetStmt::make(hi, min(lo + wv * make_int(2), n), merge);
   merge = LetStmt::make(mid, min(lo + wv, n), merge);
   merge = LetStmt::make(lo, q * (wv * make_int(2)), merge);
@@ -155,8 +157,8 @@ Stmt sort_row(LowerContext& ctx, const Rows& rows, const Index& row, bool descen
     while ((int64_t{1} << passes) < size) ++passes;
   }
   Stmt sort = For::make(ctx.loop_var("pass"), make_int(0), make_int(passes), ForKind::Serial, pass);
-  return Block::make({s->src.store(make_int(0)), s->nans.store(make_int(0)), w.store(make_int(1)),
-                      copy, sort});
+  return Block::make(
+      {s->src.store(make_int(0)), s->nans.store(make_int(0)), w.store(make_int(1)), copy, sort});
 }
 
 // Wraps `body` in the row's scratch.
@@ -195,8 +197,10 @@ Stmt lower_select(NodeLowering& node, const std::vector<OutBuf>& outs, bool larg
   DType key_t = accum_dtype(x.dtype);
   return for_rows(node, rows, [&](const Index& row) {
     LowerContext& ctx = node.ctx;
-    Scratch best_v = make_scratch(ctx, "best", key_t), best_i = make_scratch(ctx, "best_i", DType::I64);
-    Scratch prev_v = make_scratch(ctx, "prev", key_t), prev_i = make_scratch(ctx, "prev_i", DType::I64);
+    Scratch best_v = make_scratch(ctx, "best", key_t),
+            best_i = make_scratch(ctx, "best_i", DType::I64);
+    Scratch prev_v = make_scratch(ctx, "prev", key_t),
+            prev_i = make_scratch(ctx, "prev_i", DType::I64);
     Expr t = ctx.loop_var("t"), c = ctx.loop_var("c");
     Expr v = let_var(ctx, "v", key_t);
     // (v, c) comes after the element taken last, and before the best one so far
@@ -204,11 +208,11 @@ Stmt lower_select(NodeLowering& node, const std::vector<OutBuf>& outs, bool larg
     Expr after_prev = t == make_int(0) || before(prev_v.load(), v, largest) ||
                       (!before(v, prev_v.load(), largest) && prev_i.load() < c);
     Expr better = best_i.load() < make_int(0) || before(v, best_v.load(), largest);
-    Stmt scan = For::make(
-        c, make_int(0), rows.n, ForKind::Serial,
-        LetStmt::make(v, cast_to(x.at(rows.at(row, c)), key_t),
-                      IfThenElse::make(after_prev && better,
-                                       Block::make({best_v.store(v), best_i.store(c)}))));
+    Stmt scan =
+        For::make(c, make_int(0), rows.n, ForKind::Serial,
+                  LetStmt::make(v, cast_to(x.at(rows.at(row, c)), key_t),
+                                IfThenElse::make(after_prev && better,
+                                                 Block::make({best_v.store(v), best_i.store(c)}))));
     Stmt pick = Block::make({best_i.store(make_int(-1)), best_v.store(imm(key_t, 0)), scan,
                              store_at(outs[0], rows.at(row, t), best_v.load()),
                              store_at(outs[1], rows.at(row, t), best_i.load()),
@@ -236,8 +240,9 @@ Stmt lower_pick(NodeLowering& node, const std::vector<OutBuf>& outs, bool is_med
     }
     Expr col = let_var(node.ctx, "col", DType::I64);
     Index at = rows.reduced_at(row, keepdim);
-    Stmt put = LetStmt::make(col, s.column(pos),
-                             Block::make({store_at(outs[0], at, s.key(col)), store_at(outs[1], at, col)}));
+    Stmt put =
+        LetStmt::make(col, s.column(pos),
+                      Block::make({store_at(outs[0], at, s.key(col)), store_at(outs[1], at, col)}));
     // An empty row has no median (the reference rejects it): store nothing.
     return with_scratch(rows, s, Block::make({sort, IfThenElse::make(n > make_int(0), put)}));
   });

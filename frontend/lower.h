@@ -188,6 +188,7 @@ void add_extra_math_ops(std::vector<OpEntry>& t);
 void add_special_aliases(std::vector<OpEntry>& t);  // torch.special.X of torch.X entries (last)
 void add_layout_ops(std::vector<OpEntry>& t);
 void add_reduce_ops(std::vector<OpEntry>& t);  // scans, norms, var_mean, count_nonzero  // view/reshape/permute/cat/split/... and casts
+void add_selection_ops(std::vector<OpEntry>& t);  // sort, topk, kthvalue, median
 const OpEntry* find_op(unsigned spelling, const std::string& name);
 std::vector<std::string> op_names(unsigned spelling);
 

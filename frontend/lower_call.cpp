@@ -85,6 +85,7 @@ const Table& table() {
     add_extra_math_ops(tab->entries);
     add_special_aliases(tab->entries);
     add_reduce_ops(tab->entries);
+    add_selection_ops(tab->entries);
     for (const OpEntry& e : tab->entries) tab->sigs.push_back(parse_sig(e.sig));
     return tab;
   }();

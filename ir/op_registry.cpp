@@ -136,6 +136,7 @@ const OpRegistry& OpRegistry::global() {
     register_layout_stride_ops(*r);
     register_math_ops(*r);
     register_scan_ops(*r);
+    register_selection_ops(*r);
     return r;
   }();
   return *registry;

@@ -23,6 +23,7 @@ void register_pointwise_ops(OpRegistry& r);      // fmod, xlogy, addcmul,.. (ops
 void register_indexing_ops(OpRegistry& r);       // gather, scatter          (ops/indexing.cpp)
 void register_layout_stride_ops(OpRegistry& r);  // flip, diagonal, unfold (ops/layout_stride.cpp)
 void register_math_ops(OpRegistry& r);           // tan, atan2, lgamma, ..  (ops/math.cpp)
+void register_selection_ops(OpRegistry& r);      // sort, topk, median, .. (ops/selection.cpp)
 
 // SELU's fixed constants (Klambauer et al.), as PyTorch spells them.
 inline constexpr double kSeluAlpha = 1.6732632423543772848170429916717;

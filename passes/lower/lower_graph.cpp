@@ -48,6 +48,7 @@ const LoweringTable& lowering_table() {
     register_conv_lowerings(t);
     register_math_lowerings(t);
     register_scan_lowerings(t);
+    register_selection_lowerings(t);
     for (const auto& [op, l] : t) {
       for (const AlgorithmLowering& a : l.algorithms) {
         KILN_INTERNAL_CHECK(!a.targets.empty(), "lower: " << op << ": candidate " << a.name
@@ -466,6 +467,13 @@ LoweredKernel GroupLowering::finish(const std::string& name) {
   out.plan.nodes = nodes_;
   out.plan.category = ir::OpCategory::Elementwise;
   for (const ir::Node* n : nodes_) {
+    // An "other" op with loops of its own (sort) keeps its category: the schedule
+    // then leaves its inner loops serial.
+    if (n->def() && n->def()->category == ir::OpCategory::Other &&
+        !has_pointwise_lowering(n->op())) {
+      out.plan.category = ir::OpCategory::Other;
+      break;
+    }
     if (n->def() && n->def()->category != ir::OpCategory::Elementwise &&
         n->def()->category != ir::OpCategory::Other) {
       out.plan.category = n->def()->category;

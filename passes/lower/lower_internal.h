@@ -178,6 +178,7 @@ void register_conv_lowerings(LoweringTable& t);           // lower_conv.cpp
 void register_indexing_lowerings(LoweringTable& t);       // lower_indexing.cpp
 void register_math_lowerings(LoweringTable& t);           // lower_math.cpp
 void register_scan_lowerings(LoweringTable& t);           // lower_scan.cpp
+void register_selection_lowerings(LoweringTable& t);      // lower_selection.cpp
 
 // --- index math (index_math.cpp) ----------------------------------------------------------
 

@@ -55,7 +55,10 @@ class CudaCompileCheck {
       bool contraction = impl->groups.size() != impl->scheduled.size();  // unknown: lenient
       if (!contraction) {
         for (const ir::Node* n : impl->groups[i].nodes) {
-          contraction |= n->def() && n->def()->category == ir::OpCategory::Contraction;
+          // Contractions, and "other" ops with loops of their own (a sort's
+          // per-thread row scratch), may use local memory.
+          contraction |= n->def() && (n->def()->category == ir::OpCategory::Contraction ||
+                                      n->def()->category == ir::OpCategory::Other);
         }
       }
       kernels_.push_back(
@@ -87,7 +90,7 @@ class CudaCompileCheck {
   struct Gathered {
     loop::Kernel kernel;
     std::string what;  // the function it came from
-    bool local_ok;     // a contraction, or sin/cos/tan (local memory allowed)
+    bool local_ok;     // a contraction, a sort, or sin/cos/tan (local memory allowed)
   };
 
   static bool calls_sin_or_cos(const loop::Kernel& k) {

@@ -109,6 +109,36 @@ std::vector<Case> cases_for(const ir::OpDef& op) {
     }
     if (n == "cumsum" || n == "cumprod") {
       c.push_back({{rnd({5, 3}, DType::I8)}, {{"dim", int64_t{0}}, {"dtype", DType::F64}}});
+  // --- selection: ties (stable order), NaN, empty rows, 0-dim, both topk paths
+  if (n == "sort" || n == "topk" || n == "kthvalue" || n == "median") {
+    Tensor ties = make_tensor({2, 6}, {1, 3, NAN, 3, -INFINITY, 1, 2, 2, 0, NAN, 2, NAN});
+    auto k = [&](int64_t v) { return std::pair<std::string, ir::AttrValue>{"k", v}; };
+    std::vector<Case> c;
+    if (n == "sort") {
+      c = {{{rnd({33, 31})}, {{"dim", int64_t{1}}}},
+           {{ties}, {{"descending", true}}},
+           {{ties}, {}},
+           {{rnd({3, 5, 7}, DType::I32)}, {{"dim", int64_t{-2}}}},
+           {{transposed({4, 6})}, {{"dim", int64_t{0}}, {"descending", true}}},
+           {{rnd({7}, DType::F16)}, {}},
+           {{rnd({0, 4})}, {}},
+           {{rnd({})}, {{"dim", int64_t{0}}}}};
+    } else if (n == "topk") {
+      c = {{{rnd({33, 31})}, {k(5)}},
+           {{rnd({33, 31})}, {k(20), {"largest", false}}},
+           {{ties}, {k(4)}},
+           {{ties}, {k(6), {"largest", false}}},
+           {{rnd({5, 7}, DType::I32)}, {k(2), {"dim", int64_t{0}}}}};
+    } else if (n == "kthvalue") {
+      c = {{{rnd({33, 31})}, {k(31)}},
+           {{ties}, {k(5), {"keepdim", true}}},
+           {{rnd({3, 5, 7}, DType::I8)}, {k(2), {"dim", int64_t{1}}}}};
+    } else {
+      c = {{{rnd({33, 31})}, {{"dim", int64_t{1}}}},
+           {{ties}, {{"dim", int64_t{1}}, {"keepdim", true}}},
+           {{ties}, {{"dim", int64_t{0}}}},
+           {{rnd({3, 5, 7}, DType::I32)}, {{"dim", int64_t{0}}}},
+           {{rnd({0, 4})}, {{"dim", int64_t{1}}}}};
     }
     return c;
   }

@@ -579,6 +579,10 @@ Val Lowerer::call_builtin(const std::string& name, const CallArgs& args) {
       if (name == "sum") {
         best = binary("+", best, items[k], args.callee);
       } else {
+        if (best.is_tensor()) {
+          fail(args.callee, "Python's " + name + "() on tensors or run-time numbers is not "
+                            "supported; use torch." + (name == "min" ? "minimum" : "maximum"));
+        }
         Val less = compare("<", items[k], best, args.callee);
         if ((name == "min") == bool(less.i)) best = items[k];
       }

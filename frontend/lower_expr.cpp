@@ -110,6 +110,9 @@ Val Lowerer::compare(const std::string& op, const Val& a, const Val& b, const Sp
     bool found = false;
     for (const Val& item : b.items) {
       Val eq = compare("==", a, item, at);
+      if (eq.is_tensor()) {
+        fail(at, "'" + op + "' over tensors or run-time numbers is not supported");
+      }
       found = found || eq.i;
     }
     return Val::bool_(op == "in" ? found : !found);
@@ -132,8 +135,13 @@ Val Lowerer::compare(const std::string& op, const Val& a, const Val& b, const Sp
   }
   if (a.is_seq() && b.is_seq() && (op == "==" || op == "!=")) {
     bool eq = a.items.size() == b.items.size();
-    for (size_t k = 0; eq && k < a.items.size(); ++k)
-      eq = compare("==", a.items[k], b.items[k], at).i;
+    for (size_t k = 0; eq && k < a.items.size(); ++k) {
+      Val r = compare("==", a.items[k], b.items[k], at);
+      if (r.is_tensor()) {
+        fail(at, "comparing sequences that hold tensors or run-time numbers is not supported");
+      }
+      eq = r.i;
+    }
     return Val::bool_(eq == (op == "=="));
   }
   if (!a.is_number() || !b.is_number()) {

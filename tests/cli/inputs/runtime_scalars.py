@@ -63,3 +63,13 @@ def number_attribute(x: Tensor) -> Tensor:
 
 def symbolic_item(x: Tensor[f32, N]) -> Tensor:
     return x * x.item()
+
+
+def python_max(x: Tensor) -> Tensor:
+    return x * max(x.sum().item(), 1.0)
+
+
+def in_tuple(x: Tensor) -> Tensor:
+    if 3 in (int(x.sum()), 2):
+        return x
+    return -x

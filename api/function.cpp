@@ -10,6 +10,7 @@
 #include "ir/graph.h"
 #include "ir/interpreter.h"
 #include "ir/op_registry.h"
+#include "passes/lower/op_backends.h"
 #include "kiln/function.h"
 
 namespace kiln {
@@ -197,7 +198,10 @@ Function load_ir(const std::string& path) {
 
 namespace {
 OpInfo op_info(const ir::OpDef& d) {
-  return OpInfo{d.name, d.signature(), ir::category_name(d.category), d.doc};
+  OpInfo info{d.name, d.signature(), ir::category_name(d.category), d.doc, ir::OpRegistry::global().family(d), {}, {}};
+  for (DType t : ir::probe_dtypes(d)) info.dtypes.push_back(dtype_name(t));
+  info.backends = passes::op_backends(d);
+  return info;
 }
 }  // namespace
 

@@ -20,6 +20,7 @@ struct ParamType {
   ParamKind kind = ParamKind::Tensor;
   bool optional = false;
   std::optional<ir::TensorType> declared;
+  const Expr* dict = nullptr;  // a Dict[...] annotation: only None can be passed
 };
 
 // Reads `Tensor`, `Tensor[f32, N, 784]`, `int`, `List[int]`, `Optional[Tensor]`, ...
@@ -82,6 +83,10 @@ ParamType param_type(const Param& p, Diagnostics& diags) {
     t.kind = ParamKind::Bool;
   else if (head == "str")
     t.kind = ParamKind::Str;
+  else if (head == "Dict") {
+    t.kind = ParamKind::Other;
+    t.dict = a;
+  }
   else if ((head == "List" || head == "Tuple") && a->kind == ExprKind::Subscript) {
     const Expr& idx = *a->items[1];
     std::vector<std::string> elems;
@@ -284,6 +289,16 @@ std::unique_ptr<ir::Graph> lower_function_impl(const Module& m, const std::strin
     ParamType t = param_type(p, diags);
     bool given_none =
         binding && !binding->tensor && std::holds_alternative<ir::NoneAttr>(binding->value);
+    if (t.dict) {
+      bool none_default = p.default_value && p.default_value->kind == ExprKind::None;
+      if (given_none || (!binding && none_default)) {
+        top.vars[p.name] = Val::none();
+      } else {
+        diags.error(t.dict->span, "Dict parameters are not supported: Kiln has no dict values",
+                    "pass the entries as separate arguments, or as a tuple or list");
+      }
+      continue;
+    }
     if (binding && binding->tensors) {
       if (t.kind != ParamKind::TensorList) {
         diags.error(p.span, "argument '" + p.name + "' is declared '" +

@@ -59,6 +59,10 @@ struct Val {
   DType dtype = DType::F32;
   std::vector<Val> items;
   const Expr* receiver = nullptr;  // Method: the expression `self` came from
+  // Tensor: a Python number whose value is known only at run time (`t.item()`,
+  // `int(t)`, `float(t)`, `bool(t)`): Int, Float or Bool, held as a 0-d
+  // tensor of i64, f64 or bool. None for an ordinary tensor.
+  Kind number = Kind::None;
 
   static Val none() { return {}; }
   static Val int_(int64_t v) {
@@ -106,6 +110,7 @@ struct Val {
 
   bool is_tensor() const { return kind == Kind::Tensor; }
   bool is_number() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
+  bool is_runtime_number() const { return kind == Kind::Tensor && number != Kind::None; }
   bool is_seq() const { return kind == Kind::Tuple || kind == Kind::List; }
   double num() const { return kind == Kind::Float ? f : double(i); }
   const ir::Type& type() const { return value->type(); }
@@ -159,6 +164,8 @@ class Bound {
 
   [[noreturn]] void fail(const std::string& name, const std::string& message) const;
   [[noreturn]] void fail(const std::string& message) const;  // at the callee
+  // Fails when `v` (argument `name`) is a number known only at run time.
+  void compile_time(const std::string& name, const Val& v) const;
 };
 
 using Handler = std::function<Val(Bound&)>;
@@ -186,9 +193,9 @@ void add_shape_ops(std::vector<OpEntry>& t);   // einsum, flip, roll, repeat, di
 // tan, atan2, lgamma, prelu, ... (lower_ops_extra_math.cpp)
 void add_extra_math_ops(std::vector<OpEntry>& t);
 void add_special_aliases(std::vector<OpEntry>& t);  // torch.special.X of torch.X entries (last)
-void add_layout_ops(std::vector<OpEntry>& t);
-void add_reduce_ops(std::vector<OpEntry>& t);  // scans, norms, var_mean, count_nonzero  // view/reshape/permute/cat/split/... and casts
+void add_reduce_ops(std::vector<OpEntry>& t);  // scans, norms, var_mean, count_nonzero
 void add_selection_ops(std::vector<OpEntry>& t);  // sort, topk, kthvalue, median
+void add_scalar_ops(std::vector<OpEntry>& t);  // Tensor.item, aten spellings (lower_scalars.cpp)
 const OpEntry* find_op(unsigned spelling, const std::string& name);
 std::vector<std::string> op_names(unsigned spelling);
 
@@ -238,6 +245,21 @@ class Lowerer {
   Val compare(const std::string& op, const Val& a, const Val& b, const Span& at);
   bool truth(const Val& v, const Span& at);  // compile-time truthiness
   Val attribute(const Val& base, const std::string& name, const Expr& e);
+  // torch.ops.aten.<name> (lower_scalars.cpp): the binding of torch.<name>,
+  // or of Tensor.<name> with self first.
+  Val aten_attribute(const std::string& path, const std::string& name, const Span& at);
+
+  // --- run-time numbers (lower_scalars.cpp) ---------------------------------------------
+  // int(t) / float(t) / bool(t) / t.item(): `kind` is Int, Float or Bool.
+  Val to_runtime_number(const Val& t, Val::Kind kind, const std::string& how, const Span& at);
+  // A binary operator where either side is a run-time number.
+  Val runtime_binary(const std::string& op, const Val& a, const Val& b, const Span& at);
+  // A run-time number as an operand next to tensor `other` (nullptr: none),
+  // cast as PyTorch promotes a Python number (a "wrapped number").
+  ir::Value* number_operand(const Val& v, ir::Value* other, const Span& at);
+  // Fails: `v` (a run-time number) is used where a compile-time value is needed.
+  [[noreturn]] void runtime_value_needed(const Val& v, const Span& at, const std::string& use,
+                                         const std::string& instead);
 
   // --- indexing (lower_index.cpp) ----------------------------------------------------------
   Val subscript(const Val& base, const Expr& index, const Span& at);

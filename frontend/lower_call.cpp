@@ -83,9 +83,10 @@ const Table& table() {
     add_index_ops(tab->entries);
     add_shape_ops(tab->entries);
     add_extra_math_ops(tab->entries);
-    add_special_aliases(tab->entries);
     add_reduce_ops(tab->entries);
     add_selection_ops(tab->entries);
+    add_scalar_ops(tab->entries);
+    add_special_aliases(tab->entries);  // last: aliases of the torch.X entries above
     for (const OpEntry& e : tab->entries) tab->sigs.push_back(parse_sig(e.sig));
     return tab;
   }();
@@ -101,6 +102,7 @@ std::string spelled(unsigned sp, const std::string& name) {
   if (sp == kF) return "F." + name;
   if (sp == kMath) return "math." + name;
   if (sp == kSpecial) return "torch.special." + name;
+  if (sp == kMethod) return "torch.ops.aten." + name;
   return "Tensor." + name;
 }
 
@@ -151,6 +153,21 @@ ir::Value* Bound::tensor(const std::string& name) const {
 }
 ir::Value* Bound::operand(const std::string& name) const {
   const Val& v = val(name);
+  if (v.is_runtime_number()) {
+    // Cast as a Python number next to the op's tensor input would be.
+    ir::Value* other = nullptr;
+    for (const char* n : {"input", "self"}) {
+      auto it = args.find(n);
+      if (!other && it != args.end() && it->second.val.is_tensor() &&
+          !it->second.val.is_runtime_number()) {
+        other = it->second.val.value;
+      }
+    }
+    for (const auto& [n, a] : args) {
+      if (!other && a.val.is_tensor() && !a.val.is_runtime_number()) other = a.val.value;
+    }
+    return L.number_operand(v, other, span(name));
+  }
   if (!v.is_tensor() && !v.is_number()) {
     fail(name, "argument '" + name + "' must be a Tensor or a number, got " + kind_name(v));
   }
@@ -160,24 +177,34 @@ ir::Value* Bound::opt_tensor(const std::string& name) const {
   if (is_none(name)) return L.constant(Val::none(), call.callee);
   return tensor(name);
 }
+void Bound::compile_time(const std::string& name, const Val& v) const {
+  if (!v.is_runtime_number()) return;
+  L.runtime_value_needed(v, span(name), fn + "() argument '" + name + "'",
+                         "sizes, dims and options must be static: take sizes from x.shape or "
+                         "x.size(d); a run-time number can be used in tensor arithmetic");
+}
 int64_t Bound::int_(const std::string& name) const {
   const Val& v = val(name);
+  compile_time(name, v);
   if (v.kind == Val::Kind::Int || v.kind == Val::Kind::Bool) return v.i;
   if (v.kind == Val::Kind::SymDim) L.constant(v, span(name));  // reports the symbol
   fail(name, "argument '" + name + "' must be an int, got " + kind_name(v));
 }
 double Bound::float_(const std::string& name) const {
   const Val& v = val(name);
+  compile_time(name, v);
   if (v.is_number()) return v.num();
   fail(name, "argument '" + name + "' must be a number, got " + kind_name(v));
 }
 bool Bound::bool_(const std::string& name) const {
   const Val& v = val(name);
+  compile_time(name, v);
   if (v.kind == Val::Kind::Bool || v.kind == Val::Kind::Int) return v.i != 0;
   fail(name, "argument '" + name + "' must be a bool, got " + kind_name(v));
 }
 std::string Bound::str(const std::string& name) const {
   const Val& v = val(name);
+  compile_time(name, v);
   if (v.kind == Val::Kind::Str) return v.s;
   fail(name, "argument '" + name + "' must be a string, got " + kind_name(v));
 }
@@ -186,10 +213,12 @@ std::vector<int64_t> Bound::ints(const std::string& name) const {
   if (v->kind == Val::Kind::Int || v->kind == Val::Kind::Bool) return {v->i};
   // view(*shape) called as view((2, 3)): the single tuple is the list.
   if (v->is_seq() && v->items.size() == 1 && v->items[0].is_seq()) v = &v->items[0];
+  compile_time(name, *v);
   if (!v->is_seq())
     fail(name, "argument '" + name + "' must be an int or a list of ints, got " + kind_name(*v));
   std::vector<int64_t> out;
   for (const Val& item : v->items) {
+    compile_time(name, item);
     if (item.kind == Val::Kind::SymDim) L.constant(item, span(name));
     if (item.kind != Val::Kind::Int && item.kind != Val::Kind::Bool) {
       fail(name, "argument '" + name + "' must be a list of ints, found " + kind_name(item));
@@ -308,12 +337,15 @@ Val Lowerer::call_value(const Val& callee, const CallArgs& args, const Expr* cal
           callee.s == "torch.iinfo") {
         return call_torch_builtin(callee.s, args);
       }
-      size_t last = callee.s.rfind('.');
-      std::string ns = callee.s.substr(0, last), name = callee.s.substr(last + 1);
-      unsigned sp = ns == "torch"           ? kTorch
-                    : ns == "F"             ? kF
-                    : ns == "torch.special" ? kSpecial
-                                            : kMath;
+      // torch.X, F.X, math.X; torch.linalg.X is the torch entry "linalg.X";
+      // torch.special.X has entries of its own; aten.X is torch.ops.aten.X.
+      std::string ns = callee.s.substr(0, dot), name = callee.s.substr(dot + 1);
+      unsigned sp = ns == "torch" ? kTorch : ns == "F" ? kF : kMath;
+      if (callee.s.starts_with("torch.special.")) {
+        sp = kSpecial;
+        name = callee.s.substr(sizeof("torch.special.") - 1);
+      }
+      if (ns == "aten") sp = find_op(kTorch, name) ? kTorch : kMethod;  // torch.ops.aten.X
       const OpEntry* op = find_op(sp, name);
       KILN_INTERNAL_CHECK(op, "builtin " << callee.s << " not in the op table");
       Bound b(*this, spelled(sp, name), args);
@@ -420,12 +452,25 @@ Val Lowerer::call_builtin(const std::string& name, const CallArgs& args) {
     fail(args.keywords[0].second.span, name + "() takes no keyword arguments here");
   }
   auto scalar_only = [&](const Val& v, size_t k) {
+    if (v.is_runtime_number()) {
+      runtime_value_needed(v, span(k), name + "()",
+                           name == "range" ? "loop bounds must be static: take them from shapes "
+                                             "(x.shape[0], x.size(1)) or constants"
+                                           : "use the torch function on the tensor instead");
+    }
     if (v.is_tensor()) {
       fail(span(k),
            name + "() of a tensor needs its data at compile time and is not supported yet");
     }
     if (v.kind == Val::Kind::SymDim) constant(v, span(k));
   };
+  if ((name == "float" || name == "int" || name == "bool") && args.positional.size() == 1 &&
+      arg(0).is_tensor()) {
+    Val::Kind k = name == "float" ? Val::Kind::Float
+                  : name == "int" ? Val::Kind::Int
+                                  : Val::Kind::Bool;
+    return to_runtime_number(arg(0), k, name + "()", span(0));
+  }
   if (name == "float") {
     if (args.positional.empty()) return Val::float_(0);
     const Val& v = arg(0);
@@ -549,6 +594,10 @@ Val Lowerer::call_builtin(const std::string& name, const CallArgs& args) {
       if (name == "sum") {
         best = binary("+", best, items[k], args.callee);
       } else {
+        if (best.is_tensor()) {
+          fail(args.callee, "Python's " + name + "() on tensors or run-time numbers is not "
+                            "supported; use torch." + (name == "min" ? "minimum" : "maximum"));
+        }
         Val less = compare("<", items[k], best, args.callee);
         if ((name == "min") == bool(less.i)) best = items[k];
       }

@@ -63,6 +63,7 @@ Val Lowerer::binary(const std::string& op, const Val& a, const Val& b, const Spa
                    kind_name(b) + "'");
     }
   }
+  if (a.is_runtime_number() || b.is_runtime_number()) return runtime_binary(op, a, b, at);
   if (op == "**" && a.is_tensor()) check_int_tensor_pow(*this, a.value, b, at);
   ir::Value* x = operand(a, at);
   ir::Value* y = operand(b, at);
@@ -109,6 +110,9 @@ Val Lowerer::compare(const std::string& op, const Val& a, const Val& b, const Sp
     bool found = false;
     for (const Val& item : b.items) {
       Val eq = compare("==", a, item, at);
+      if (eq.is_tensor()) {
+        fail(at, "'" + op + "' over tensors or run-time numbers is not supported");
+      }
       found = found || eq.i;
     }
     return Val::bool_(op == "in" ? found : !found);
@@ -131,8 +135,13 @@ Val Lowerer::compare(const std::string& op, const Val& a, const Val& b, const Sp
   }
   if (a.is_seq() && b.is_seq() && (op == "==" || op == "!=")) {
     bool eq = a.items.size() == b.items.size();
-    for (size_t k = 0; eq && k < a.items.size(); ++k)
-      eq = compare("==", a.items[k], b.items[k], at).i;
+    for (size_t k = 0; eq && k < a.items.size(); ++k) {
+      Val r = compare("==", a.items[k], b.items[k], at);
+      if (r.is_tensor()) {
+        fail(at, "comparing sequences that hold tensors or run-time numbers is not supported");
+      }
+      eq = r.i;
+    }
     return Val::bool_(eq == (op == "=="));
   }
   if (!a.is_number() || !b.is_number()) {
@@ -164,6 +173,16 @@ Val Lowerer::compare(const std::string& op, const Val& a, const Val& b, const Sp
 
 Val Lowerer::unary(const std::string& op, const Val& a, const Span& at) {
   if (a.kind == Val::Kind::Poison) throw Abort{};
+  if (a.is_runtime_number() && (op == "not" || op == "-" || op == "+")) {
+    // Python's operators on a number known only at run time (-True is -1).
+    Val::Kind k = a.number == Val::Kind::Bool && op != "not" ? Val::Kind::Int : a.number;
+    Val x = a.number == k ? a : fresh(cast(a.value, DType::I64, at));
+    if (op == "+") return x;
+    Val r = fresh(op == "not" ? apply1("logical_not", {cast(x.value, DType::Bool, at)}, {}, at)
+                              : apply1("neg", {x.value}, {}, at));
+    r.number = op == "not" ? Val::Kind::Bool : k;
+    return r;
+  }
   if (op == "not") {
     if (a.is_tensor()) {
       fail(at,
@@ -189,6 +208,10 @@ bool Lowerer::truth(const Val& v, const Span& at) {
     case Val::Kind::Poison:
       throw Abort{};
     case Val::Kind::Tensor:
+      if (v.is_runtime_number()) {
+        runtime_value_needed(v, at, "a Python condition (if, while, and/or, assert, x if c else y)",
+                             "use torch.where(cond, a, b) to choose between values at run time");
+      }
       fail(at, "data-dependent control flow on a tensor value is not supported yet",
            "the condition is only known at run time; use torch.where to select values");
     case Val::Kind::SymDim:
@@ -336,6 +359,8 @@ Val Lowerer::attribute(const Val& base, const std::string& name, const Expr& e) 
       // torch.linalg.X is the op table's torch entry "linalg.X".
       if (path == "torch.linalg" && find_op(kTorch, "linalg." + name))
         return Val::named(Val::Kind::Builtin, "torch.linalg." + name);
+      if (path == "torch" && name == "ops") return Val::named(Val::Kind::Module, "torch.ops");
+      if (path == "torch.ops" || path == "torch.ops.aten") return aten_attribute(path, name, at);
       if (path == "torch" && name == "Tensor") return Val::named(Val::Kind::Type, "Tensor");
       if (path == "math") {
         if (name == "pi") return Val::float_(M_PI);
@@ -361,6 +386,10 @@ Val Lowerer::attribute(const Val& base, const std::string& name, const Expr& e) 
       fail(at, msg, note);
     }
     case Val::Kind::Tensor: {
+      if (base.is_runtime_number()) {
+        fail(at, "'" + kind_name(Val::tuple({}, base.number)) + "' object has no attribute '" + name + "'",
+             "this is a Python number (from item(), int(), float() or bool()), not a tensor");
+      }
       ir::Value* t = base.value;
       if (name == "shape") {
         std::vector<Val> dims;
@@ -401,6 +430,11 @@ Val Lowerer::attribute(const Val& base, const std::string& name, const Expr& e) 
         m.items.push_back(base);
         return m;
       }
+      break;
+    case Val::Kind::Builtin:
+      // torch.ops.aten.add.Tensor: the overload name picks nothing here (the
+      // binding dispatches on the arguments, as torch.add does).
+      if (base.s.starts_with("aten.")) return base;
       break;
     case Val::Kind::Tuple:
       // torch.max(x, 1).values / .indices (a named tuple in PyTorch)

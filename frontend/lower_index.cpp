@@ -146,6 +146,9 @@ Val Lowerer::subscript(const Val& base, const Expr& index, const Span& at) {
       return Val::tuple(std::move(out), base.kind);
     }
     Val k = eval(index);
+    if (k.is_runtime_number()) {
+      runtime_value_needed(k, index.span, "a list or tuple index", "index with a constant or a size");
+    }
     if (k.kind != Val::Kind::Int)
       fail(index.span, "tuple indices must be integers, got " + kind_name(k));
     int64_t n = int64_t(base.items.size());

@@ -167,6 +167,11 @@ void Lowerer::set_list_item(const Val& list, const Expr& index, const Val& v) {
   Val k = eval(index);
   if (k.kind != Val::Kind::Int && k.kind != Val::Kind::Bool) {
     if (k.kind == Val::Kind::SymDim) constant(k, index.span);
+    if (k.is_runtime_number()) {
+      runtime_value_needed(k, index.span, "a list index",
+                           "index with a constant or a size, or stack the list "
+                           "(torch.stack) and select with torch.where or a mask");
+    }
     fail(index.span, "list indices must be integers, got " + kind_name(k));
   }
   int64_t n = int64_t(current_items(list).size());

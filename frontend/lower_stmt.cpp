@@ -39,6 +39,9 @@ std::string kind_name(const Val& v) {
     case Val::Kind::None:
       return "None";
     case Val::Kind::Tensor:
+      if (v.is_runtime_number()) {
+        return kind_name(Val::tuple({}, v.number)) + " (known only at run time)";
+      }
       return "Tensor";
     case Val::Kind::Int:
       return "int";
@@ -346,6 +349,13 @@ void Lowerer::exec_block(const std::vector<StmtPtr>& body) {
       // Inside an inlined call the caller's statement fails as a whole; at
       // the top level we go on with the next statement to find more errors.
       if (frames_.size() > 1) throw;
+      // A failed assert or a reached raise ends the function, as in Python:
+      // what follows would only report errors that cannot happen.
+      if (s->kind == StmtKind::Assert ||
+          (s->kind == StmtKind::Unsupported && s->name == "'raise' statements")) {
+        f.returned = true;
+        return;
+      }
       // Names the statement would have changed are poisoned, so that their
       // later uses stay silent instead of reporting knock-on errors (an empty
       // list after a failed `parts.append(...)`).
@@ -538,7 +548,12 @@ void Lowerer::exec(const Stmt& s) {
     case StmtKind::Assert: {
       Val c = eval(*s.test);
       if (c.is_tensor()) {
-        fail(s.test->span, "assert on a tensor value is not supported yet (it depends on data)");
+        // Asserts are checked when compiling; the graph has no run-time checks.
+        fail(s.test->span,
+             "assert on a tensor value is not supported: its condition depends on tensor data, "
+             "which is known only at run time (Kiln checks asserts when compiling)",
+             "assert on shapes, dtypes and arguments (x.dim() == 2, x.shape[-1] == n); check "
+             "data outside the script, or handle the values with torch.where / torch.clamp");
       }
       if (!truth(c, s.test->span)) {
         std::string msg = "assertion failed";
@@ -554,6 +569,12 @@ void Lowerer::exec(const Stmt& s) {
     case StmtKind::Def:
       fail(s.span, std::string(stmt_what(s.kind)) + " are not supported yet");
     case StmtKind::Unsupported:
+      if (s.name == "'raise' statements") {
+        // Control flow runs when compiling: a raise in a branch not taken is fine.
+        fail(s.span, "this 'raise' is reached for these inputs",
+             "Kiln runs Python control flow when compiling, so a raise is allowed only in a "
+             "branch that the arguments and shapes do not take");
+      }
       fail(s.span, s.name + " are not supported yet");
   }
 }

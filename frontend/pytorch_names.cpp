@@ -64,11 +64,11 @@ const char* const kTensorOnly =
     "absolute_ addcdiv_ addcmul_ apply_ argwhere backward bernoulli_ bfloat16 bool byte cauchy_ "
     "char contiguous copy_ cpu cuda data_ptr detach detach_ dim dim_order double element_size "
     "expand expand_as exponential_ fill_ fill_diagonal_ float geometric_ half index_put_ "
-    "int is_contiguous is_floating_point is_complex is_cuda is_leaf item log_normal_ long "
+    "int is_contiguous is_floating_point is_complex is_cuda is_leaf log_normal_ long "
     "map_ masked_fill_ masked_scatter_ ndimension nelement new_empty new_full new_ones "
     "new_tensor new_zeros normal_ numpy pin_memory put_ random_ register_hook relu relu_ "
     "repeat requires_grad_ reshape_as resize_ resize_as_ retain_grad scatter_ scatter_add_ "
-    "scatter_reduce_ share_memory_ short size slice storage storage_offset stride sum_to_size "
+    "scatter_reduce_ share_memory_ short size storage storage_offset stride sum_to_size "
     "to tolist type type_as unfold uniform_ untyped_storage view view_as zero_";
 
 const char* const kFunctional =

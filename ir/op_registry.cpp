@@ -142,11 +142,19 @@ const OpRegistry& OpRegistry::global() {
   return *registry;
 }
 
-void OpRegistry::add(OpDef def) {
+void OpRegistry::add(OpDef def, std::source_location where) {
   KILN_INTERNAL_CHECK(find(def.name) == nullptr, "op '" << def.name << "' registered twice");
+  families_.push_back(family_for(where.file_name(), def.category));
   KILN_INTERNAL_CHECK(def.infer && def.reference,
                       "op '" << def.name << "' lacks inference or reference implementation");
   ops_.push_back(std::move(def));
+}
+
+std::string OpRegistry::family(const OpDef& op) const {
+  for (size_t k = 0; k < ops_.size(); ++k) {
+    if (&ops_[k] == &op) return families_[k];
+  }
+  return category_name(op.category);
 }
 
 const OpDef* OpRegistry::find(std::string_view name) const {

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <optional>
+#include <source_location>
 #include <span>
 #include <string>
 #include <string_view>
@@ -83,7 +84,6 @@ struct OpDef {
   std::string doc;  // one line
   InferFn infer;
   ReferenceFn reference;
-
   // "add(a: Tensor, b: Tensor|Scalar) {alpha: float = 1.0} -> elementwise"
   std::string signature() const;
 };
@@ -93,7 +93,11 @@ class OpRegistry {
   // The process-wide registry, filled on first use and read-only after.
   static const OpRegistry& global();
 
-  void add(OpDef def);  // internal error on a duplicate name
+  // Internal error on a duplicate name. `where`, the ir/ops/<file>.cpp that
+  // registers it, gives the op's family (family_for).
+  void add(OpDef def, std::source_location where = std::source_location::current());
+  // The family `kiln ops` groups an op under (activation, scan, indexing, ...).
+  std::string family(const OpDef& op) const;
   const OpDef* find(std::string_view name) const;
   std::vector<const OpDef*> all() const;  // sorted by name
   // Up to `n` registered names closest to `name` by edit distance.
@@ -101,7 +105,16 @@ class OpRegistry {
 
  private:
   std::vector<OpDef> ops_;
+  std::vector<std::string> families_;  // one per op, in ops_ order
 };
+
+// The family for an op registered from `file` (a path ending in
+// ir/ops/<stem>.cpp) in `category`: "elementwise" for unary.cpp, the stem for
+// a file it does not know, the category's name for a shared helper file.
+std::string family_for(std::string_view file, OpCategory category);
+// dtypes the op accepts on its tensor operands, found by asking its type
+// inference with probe shapes; empty when no probe was accepted.
+std::vector<DType> probe_dtypes(const OpDef& op);
 
 // Fills attribute defaults and checks attribute kinds against the op's specs;
 // throws kiln::Error naming the op and the attribute.

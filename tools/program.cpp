@@ -161,6 +161,8 @@ Bound bind_script(const Program& p, const std::string& fn, const std::vector<Inp
     auto it = given.find(q.name);
     if (it == given.end()) {
       if (q.has_default) continue;
+      // A Dict parameter cannot be passed at all: the frontend says so, located.
+      if (q.annotation.starts_with("Dict[") || q.annotation == "Dict") continue;
       if (q.kind == ParamKind::Tensor && q.declared && !make_tensors) {
         bindings.push_back(bind_tensor(q.name, q.declared->dtype, q.declared->dims));
         continue;

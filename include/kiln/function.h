@@ -142,6 +142,9 @@ struct OpInfo {
   std::string signature;  // "add(a: Tensor, b: Tensor|Scalar) {alpha: float = 1.0} -> elementwise"
   std::string category;   // elementwise, reduction, contraction, layout, other
   std::string doc;        // one line
+  std::string family;     // activation, scan, indexing, ... (`kiln ops` groups by it)
+  std::vector<std::string> dtypes;    // accepted tensor dtypes ("f32", "i64", ...); empty: unknown
+  std::vector<std::string> backends;  // of llvm, loop-eval, interp, sim, cuda
 };
 std::vector<OpInfo> list_ops();  // sorted by name
 std::optional<OpInfo> find_op(std::string_view name);

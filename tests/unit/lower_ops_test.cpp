@@ -109,6 +109,9 @@ std::vector<Case> cases_for(const ir::OpDef& op) {
     }
     if (n == "cumsum" || n == "cumprod") {
       c.push_back({{rnd({5, 3}, DType::I8)}, {{"dim", int64_t{0}}, {"dtype", DType::F64}}});
+    }
+    return c;
+  }
   // --- selection: ties (stable order), NaN, empty rows, 0-dim, both topk paths
   if (n == "sort" || n == "topk" || n == "kthvalue" || n == "median") {
     Tensor ties = make_tensor({2, 6}, {1, 3, NAN, 3, -INFINITY, 1, 2, 2, 0, NAN, 2, NAN});
@@ -297,6 +300,7 @@ std::vector<Case> cases_for(const ir::OpDef& op) {
       }
     }
     return c;
+  }
   if (n == "flip") {
     return {{{rnd({7, 5})}, {{"dims", Ints{0, -1}}}},
             {{transposed({4, 6})}, {{"dims", Ints{1}}}},

@@ -22,17 +22,7 @@ MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"
 s = Suite()
 rng = s.rng
 
-PENDING = {
-    "llama_block": "F.scaled_dot_product_attention, torch.repeat_interleave",
-    "swin_window": "torch.roll",
-    "unet": "F.interpolate, F.pad",
-    "audio_frontend": "F.conv1d",
-    "lm_loss": "F.cross_entropy",
-    "moe_router": "torch.topk, F.one_hot",
-    "top_p": "torch.topk, torch.sort, cumsum, scatter",
-    "focal_loss": "F.binary_cross_entropy_with_logits",
-    "clip_loss": "F.cross_entropy",
-}
+PENDING = {}  # every model of the zoo compiles and matches PyTorch
 
 # PyTorch before 2.0 has no F.scaled_dot_product_attention: the reference is
 # the math its documentation gives.

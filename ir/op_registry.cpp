@@ -142,9 +142,9 @@ const OpRegistry& OpRegistry::global() {
   return *registry;
 }
 
-void OpRegistry::add(OpDef def, std::source_location where) {
+void OpRegistry::add(OpDef def, const char* file) {
   KILN_INTERNAL_CHECK(find(def.name) == nullptr, "op '" << def.name << "' registered twice");
-  families_.push_back(family_for(where.file_name(), def.category));
+  families_.push_back(family_for(file, def.category));
   KILN_INTERNAL_CHECK(def.infer && def.reference,
                       "op '" << def.name << "' lacks inference or reference implementation");
   ops_.push_back(std::move(def));

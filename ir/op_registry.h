@@ -9,7 +9,6 @@
 
 #include <functional>
 #include <optional>
-#include <source_location>
 #include <span>
 #include <string>
 #include <string_view>
@@ -93,9 +92,11 @@ class OpRegistry {
   // The process-wide registry, filled on first use and read-only after.
   static const OpRegistry& global();
 
-  // Internal error on a duplicate name. `where`, the ir/ops/<file>.cpp that
-  // registers it, gives the op's family (family_for).
-  void add(OpDef def, std::source_location where = std::source_location::current());
+  // Internal error on a duplicate name. `file`, the ir/ops/<file>.cpp that
+  // registers it, gives the op's family (family_for). __builtin_FILE rather
+  // than std::source_location: Clang 14 (the fuzz build) lacks the latter
+  // with libstdc++ 12.
+  void add(OpDef def, const char* file = __builtin_FILE());
   // The family `kiln ops` groups an op under (activation, scan, indexing, ...).
   std::string family(const OpDef& op) const;
   const OpDef* find(std::string_view name) const;

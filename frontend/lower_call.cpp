@@ -7,65 +7,13 @@
 #include <cstdlib>
 
 #include "frontend/lower.h"
+#include "frontend/op_signature.h"
 #include "frontend/scalar_ops.h"
 #include "kiln/error.h"
 
 namespace kiln::frontend {
 
 namespace {
-
-struct SigParam {
-  std::string name;
-  bool has_default = false;
-  Val default_value;
-  bool kw_only = false;
-  bool varargs = false;
-};
-
-Val parse_default(const std::string& text) {
-  if (text == "None") return Val::none();
-  if (text == "True") return Val::bool_(true);
-  if (text == "False") return Val::bool_(false);
-  if (text == "[]") return Val::tuple({}, Val::Kind::List);
-  if (text.size() >= 2 && text.front() == '\'') return Val::str(text.substr(1, text.size() - 2));
-  if (text.find_first_of(".e") != std::string::npos) return Val::float_(std::stod(text));
-  return Val::int_(std::stoll(text));
-}
-
-std::vector<SigParam> parse_sig(const std::string& sig) {
-  std::vector<SigParam> out;
-  bool kw_only = false;
-  size_t pos = 0;
-  while (pos < sig.size()) {
-    size_t end = sig.find(',', pos);
-    if (end == std::string::npos) end = sig.size();
-    std::string part = sig.substr(pos, end - pos);
-    pos = end + 1;
-    while (!part.empty() && part.front() == ' ') part.erase(part.begin());
-    while (!part.empty() && part.back() == ' ') part.pop_back();
-    if (part.empty()) continue;
-    if (part == "*") {
-      kw_only = true;
-      continue;
-    }
-    SigParam p;
-    p.kw_only = kw_only;
-    if (part[0] == '*') {
-      p.varargs = true;
-      part.erase(part.begin());
-      kw_only = true;
-    }
-    size_t eq = part.find('=');
-    if (eq != std::string::npos) {
-      p.has_default = true;
-      p.default_value = parse_default(part.substr(eq + 1));
-      part = part.substr(0, eq);
-    }
-    p.name = part;
-    out.push_back(p);
-  }
-  return out;
-}
 
 struct Table {
   std::vector<OpEntry> entries;
@@ -87,7 +35,7 @@ const Table& table() {
     add_selection_ops(tab->entries);
     add_scalar_ops(tab->entries);
     add_special_aliases(tab->entries);  // last: aliases of the torch.X entries above
-    for (const OpEntry& e : tab->entries) tab->sigs.push_back(parse_sig(e.sig));
+    for (const OpEntry& e : tab->entries) tab->sigs.push_back(parse_signature(e.sig));
     return tab;
   }();
   return *t;

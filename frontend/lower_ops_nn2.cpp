@@ -4,10 +4,13 @@
 // and a few small activations. Each is a composition of registry ops, so the
 // fusion passes see ordinary elementwise ops and reductions.
 //
-// Class indices (nll_loss, cross_entropy) are selected with a one-hot compare
-// of the target against arange(C) along the class dim. A target outside
-// [0, C) is a run-time error in PyTorch; here it selects no class (its loss
-// term is 0), since the value is only known at run time.
+// Class indices (nll_loss, cross_entropy) pick their log-probability with a
+// gather along the class dim, ignored targets (ignore_index) replaced by
+// class 0 and masked out after. A target outside [0, C) that is not
+// ignore_index is therefore gather's run-time error ("index out of range"),
+// raised by the interpreter and, through the kernel status word, by compiled
+// code, as PyTorch raises "Target N is out of bounds". Class weights are still
+// selected with a one-hot compare against arange(C).
 #include <cmath>
 
 #include "frontend/lower.h"
@@ -118,6 +121,7 @@ ir::Value* quad_lin(G& g, ir::Value* a, double limit, double quad_div, double li
 struct ClassPick {
   ir::Value* onehot = nullptr;  // bool, input's shape
   ir::Value* valid = nullptr;   // bool, target's shape: target != ignore_index
+  ir::Value* index = nullptr;   // i64, target unsqueezed at cdim, 0 where ignored
   ir::Value* wt = nullptr;      // weight of each target's class (0 where ignored)
   ir::Value* wfull = nullptr;   // weight broadcast along the class dim (or null)
   int64_t cdim = 1, classes = 0;
@@ -150,6 +154,8 @@ ClassPick pick_classes(Bound& b, ir::Value* input, ir::Value* target) {
   ar = g.along(ar, p.cdim, it.rank());
   p.onehot = g.op("eq", {g.op("unsqueeze", {target}, {{"dim", p.cdim}}), ar});
   p.valid = g.op("ne", {target, b.L.constant(Val::int_(b.int_("ignore_index")), g.at)});
+  ir::Value* zero = b.L.constant(Val::int_(0), g.at);
+  p.index = g.op("unsqueeze", {g.where(p.valid, target, zero)}, {{"dim", p.cdim}});
   ir::Value* one = g.c(1.0);
   if (!b.is_none("weight")) {
     ir::Value* w = b.tensor("weight");
@@ -169,7 +175,8 @@ ClassPick pick_classes(Bound& b, ir::Value* input, ir::Value* target) {
 
 // -input[target] * weight[target], reduced; `logp` has the input's shape.
 ir::Value* nll_terms(G& g, const ClassPick& p, ir::Value* logp) {
-  ir::Value* picked = g.sum(g.where(p.onehot, logp, g.c(0.0)), {p.cdim});
+  ir::Value* picked = g.op("gather", {logp, p.index}, {{"dim", p.cdim}});
+  picked = g.op("squeeze", {picked}, {{"dim", std::vector<int64_t>{p.cdim}}});
   return g.where(p.valid, g.mul(g.op("neg", {picked}), p.wt), g.c(0.0));
 }
 

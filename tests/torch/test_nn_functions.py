@@ -119,6 +119,20 @@ s.case("cross_entropy 1-D", src_of("xt", "F.cross_entropy(x, t)"),
        {"x": s.randn((7,)), "t": np.array(4, np.int64)}, F.cross_entropy)
 s.case("nll_loss all ignored", src_of("xt", "F.nll_loss(x, t)"),
        {"x": s.randn((2, 3)), "t": np.array([-100, -100], np.int64)}, F.nll_loss)
+# A class index outside [0, C) is a run-time error on every backend (PyTorch:
+# "Target N is out of bounds"); ignore_index, even when out of range, is not.
+for expr in ["F.cross_entropy(x, t{})", "F.nll_loss(x, t{})",
+             "F.cross_entropy(x, t, label_smoothing=0.1{})", "F.nll_loss(x, t, weight=w{})"]:
+    for bad in [5, -1, 1 << 40]:
+        e = expr.format(", reduction='none'")
+        s.case(f"{e} target {bad}", src_of("xtw", e),
+               {"x": s.randn((3, 5)), "t": np.array([0, bad, 2], np.int64), "w": s.randn((5,))},
+               None, expect_error="index out of range")
+s.case("cross_entropy ignore_index out of range", src_of("xt", reductions("F.cross_entropy(x, t, ignore_index=7{})")),
+       {"x": s.randn((4, 3)), "t": np.array([0, 7, 2, 7], np.int64)},
+       each_reduction(lambda x, t, **k: F.cross_entropy(x, t, ignore_index=7, **k)))
+s.case("nll_loss 1-D target out of range", src_of("xt", "F.nll_loss(x, t)"),
+       {"x": s.randn((7,)), "t": np.array(7, np.int64)}, None, expect_error="index out of range")
 s.case("cross_entropy -inf logit", src_of("xt", "F.cross_entropy(x, t, reduction='none')"),
        {"x": np.array([[-np.inf, 0, 1], [np.nan, 0, 1]], np.float32),
         "t": np.array([1, 2], np.int64)}, lambda x, t: F.cross_entropy(x, t, reduction="none"))

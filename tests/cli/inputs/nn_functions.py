@@ -21,6 +21,10 @@ def nll(x, t):
     return F.nll_loss(x, t)
 
 
+def ce_ignore2(x, t):
+    return F.cross_entropy(x, t, ignore_index=2, reduction="none")
+
+
 def ce_weight(x, t, w):
     return F.cross_entropy(x, t, weight=w)
 

@@ -1,6 +1,6 @@
 // Op table: selection — torch.sort / argsort / msort / topk / kthvalue /
-// median (and their Tensor methods) onto the registry's sort, topk, kthvalue
-// and median ops (ir/ops/selection.cpp). Results with indices are
+// median / nanmedian (and their Tensor methods) onto the registry's sort,
+// topk, kthvalue, median and nanmedian ops (ir/ops/selection.cpp). Results with indices are
 // (values, indices) tuples, readable as .values / .indices like PyTorch's
 // named tuples. Sorting is always stable (stable= is accepted and changes
 // nothing), which is one of the orders PyTorch's unstable sort may give.
@@ -46,18 +46,20 @@ void add_selection_ops(std::vector<OpEntry>& t) {
                      b, "kthvalue", b.tensor("input"),
                      {{"k", b.int_("k")}, {"dim", b.int_("dim")}, {"keepdim", b.bool_("keepdim")}});
                }});
-  t.push_back(
-      {"median", TM, "input, dim=None, keepdim=False", [](Bound& b) {
-         ir::Value* x = b.tensor("input");
-         if (b.is_none("dim")) {
-           // The lower median of all elements: a 0-dim tensor, no index.
-           if (b.bool_("keepdim")) b.fail("keepdim", "keepdim needs a dim");
-           ir::Value* flat =
-               b.L.apply1("reshape", {x}, {{"shape", std::vector<int64_t>{-1}}}, b.call.callee);
-           return pair(b, "median", flat, {{"dim", int64_t{0}}, {"keepdim", false}}).items[0];
-         }
-         return pair(b, "median", x, {{"dim", b.int_("dim")}, {"keepdim", b.bool_("keepdim")}});
-       }});
+  // median and nanmedian (NaNs left out): the lower median.
+  for (const char* op : {"median", "nanmedian"}) {
+    t.push_back({op, TM, "input, dim=None, keepdim=False", [op](Bound& b) {
+                   ir::Value* x = b.tensor("input");
+                   if (b.is_none("dim")) {
+                     // The lower median of all elements: a 0-dim tensor, no index.
+                     if (b.bool_("keepdim")) b.fail("keepdim", "keepdim needs a dim");
+                     ir::Value* flat = b.L.apply1(
+                         "reshape", {x}, {{"shape", std::vector<int64_t>{-1}}}, b.call.callee);
+                     return pair(b, op, flat, {{"dim", int64_t{0}}, {"keepdim", false}}).items[0];
+                   }
+                   return pair(b, op, x, {{"dim", b.int_("dim")}, {"keepdim", b.bool_("keepdim")}});
+                 }});
+  }
 }
 
 }  // namespace kiln::frontend

@@ -1,5 +1,5 @@
-// Op family: selection — sort, topk, kthvalue, median along one dim, each
-// giving (values, i64 indices) as PyTorch does.
+// Op family: selection — sort, topk, kthvalue, median, nanmedian along one
+// dim, each giving (values, i64 indices) as PyTorch does.
 //
 // Order: PyTorch's stable order. Ascending, NaN sorts after every number;
 // descending, before every number; equal elements (and NaNs among
@@ -7,9 +7,11 @@
 // match torch.sort(stable=True). topk, kthvalue and median pick from that
 // same order (PyTorch leaves the index of a tie unspecified there; Kiln gives
 // the first). median is the lower median, and a row holding NaN gives its
-// first NaN (as torch.median does).
+// first NaN (as torch.median does). nanmedian is the lower median of the
+// row's numbers, NaNs left out (they sort last, so it is position (m-1)/2 of
+// the order for m numbers); an all-NaN row gives NaN and index 0.
 //
-// Shapes: sort keeps x's dims; topk has k along dim; kthvalue and median drop
+// Shapes: sort keeps x's dims; topk has k along dim; kthvalue and (nan)median drop
 // dim (keep it as 1 with keepdim). A 0-dim x accepts dim 0/-1 and is one
 // element. topk and kthvalue need a static size along dim so that k is
 // checked at compile time.
@@ -89,18 +91,20 @@ std::vector<int64_t> stable_order(const T* row, int64_t n, bool descending) {
   return p;
 }
 
-// Calls emit(row, order, first_nan) for every row of x along `dim` (first_nan:
-// the column of the row's first NaN, or -1).
+// Calls emit(row, order, first_nan, nans) for every row of x along `dim`
+// (first_nan: the column of the row's first NaN, or -1; nans: their count).
 template <typename Emit>
 void for_each_sorted_row(const Tensor& x, const RowLayout& l, bool descending, Emit&& emit) {
   auto run = [&](const auto& v) {
     for (int64_t r = 0; r < l.rows; ++r) {
       const auto* row = v.data() + r * l.cols;
-      int64_t first_nan = -1;
-      for (int64_t c = 0; c < l.cols && first_nan < 0; ++c) {
-        if (nan_of(row[c])) first_nan = c;
+      int64_t first_nan = -1, nans = 0;
+      for (int64_t c = 0; c < l.cols; ++c) {
+        if (!nan_of(row[c])) continue;
+        if (first_nan < 0) first_nan = c;
+        ++nans;
       }
-      emit(r, stable_order(row, l.cols, descending), first_nan);
+      emit(r, stable_order(row, l.cols, descending), first_nan, nans);
     }
   };
   if (is_floating(x.dtype())) {
@@ -129,18 +133,22 @@ std::vector<Tensor> ref_leading(const RefContext& ctx, bool descending, int64_t 
   Tensor values = empty_like_type(ctx.output_types[0]);
   Tensor indices = empty_like_type(ctx.output_types[1]);
   RowLayout o = dim_layout(ctx, values);  // contiguous: offsets are element numbers
-  for_each_sorted_row(x, l, descending, [&](int64_t r, const std::vector<int64_t>& order, int64_t) {
+  auto put = [&](int64_t r, const std::vector<int64_t>& order, int64_t, int64_t) {
     for (int64_t c = 0; c < count; ++c) {
       const int64_t at = o.offsets[static_cast<size_t>(r * o.cols + c)];
       copy_to(x, l, r, order[static_cast<size_t>(c)], values, at);
       indices.data<int64_t>()[at] = order[static_cast<size_t>(c)];
     }
-  });
+  };
+  for_each_sorted_row(x, l, descending, put);
   return {values, indices};
 }
 
-// kthvalue and median: one element of each row's ascending order.
-std::vector<Tensor> ref_pick(const RefContext& ctx, bool is_median) {
+enum class Pick { Kth, Median, NanMedian };
+
+// kthvalue and (nan)median: one element of each row's ascending order.
+std::vector<Tensor> ref_pick(const RefContext& ctx, Pick pick) {
+  const bool is_median = pick != Pick::Kth;
   const Tensor& x = ctx.inputs[0];
   RowLayout l = dim_layout(ctx, x);
   KILN_USER_CHECK(l.rows == 0 || l.cols > 0,
@@ -149,13 +157,18 @@ std::vector<Tensor> ref_pick(const RefContext& ctx, bool is_median) {
   Tensor values = empty_like_type(ctx.output_types[0]);
   Tensor indices = empty_like_type(ctx.output_types[1]);
   const int64_t pos = is_median ? (l.cols - 1) / 2 : ctx.attrs.get_int("k") - 1;
-  for_each_sorted_row(x, l, false,
-                      [&](int64_t r, const std::vector<int64_t>& order, int64_t first_nan) {
-                        int64_t c = order[static_cast<size_t>(pos)];
-                        if (is_median && first_nan >= 0) c = first_nan;
-                        copy_to(x, l, r, c, values, r);
-                        indices.data<int64_t>()[r] = c;
-                      });
+  for_each_sorted_row(
+      x, l, false,
+      [&](int64_t r, const std::vector<int64_t>& order, int64_t first_nan, int64_t nans) {
+        int64_t at = pos;
+        // NaNs sort last: the numbers are the first m of the order.
+        const int64_t m = l.cols - nans;
+        if (pick == Pick::NanMedian) at = m > 0 ? (m - 1) / 2 : 0;
+        int64_t c = order[static_cast<size_t>(at)];
+        if (pick == Pick::Median && first_nan >= 0) c = first_nan;
+        copy_to(x, l, r, c, values, r);
+        indices.data<int64_t>()[r] = c;
+      });
   return {values, indices};
 }
 
@@ -205,13 +218,17 @@ OpDef topk_op() {
   return d;
 }
 
-OpDef pick_op(bool is_median) {
+OpDef pick_op(Pick pick) {
+  const bool is_median = pick != Pick::Kth;
   OpDef d;
-  d.name = is_median ? "median" : "kthvalue";
+  d.name = pick == Pick::Kth ? "kthvalue" : pick == Pick::Median ? "median" : "nanmedian";
   d.operands = {{"x"}};
-  if (is_median) {
+  if (pick == Pick::Median) {
     d.attrs = {int_attr("dim", std::nullopt), bool_attr("keepdim", false)};
     d.doc = "(values, i64 indices) of the lower median along dim; NaN if the row has one";
+  } else if (pick == Pick::NanMedian) {
+    d.attrs = {int_attr("dim", std::nullopt), bool_attr("keepdim", false)};
+    d.doc = "(values, i64 indices) of the lower median along dim of the non-NaN elements";
   } else {
     d.attrs = {int_attr("k", std::nullopt), int_attr("dim", -1), bool_attr("keepdim", false)};
     d.doc = "(values, i64 indices) of the k-th smallest along dim (k from 1)";
@@ -227,7 +244,7 @@ OpDef pick_op(bool is_median) {
     }
     return pair(x, reduce_dims(x.dims, mask, ctx.attrs.get_bool("keepdim")));
   };
-  d.reference = [is_median](const RefContext& ctx) { return ref_pick(ctx, is_median); };
+  d.reference = [pick](const RefContext& ctx) { return ref_pick(ctx, pick); };
   return d;
 }
 
@@ -236,8 +253,9 @@ OpDef pick_op(bool is_median) {
 void register_selection_ops(OpRegistry& r) {
   r.add(sort_op());
   r.add(topk_op());
-  r.add(pick_op(false));
-  r.add(pick_op(true));
+  r.add(pick_op(Pick::Kth));
+  r.add(pick_op(Pick::Median));
+  r.add(pick_op(Pick::NanMedian));
 }
 
 }  // namespace kiln::ir

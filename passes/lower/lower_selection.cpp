@@ -1,7 +1,7 @@
-// Lowerings of the selection ops (sort, topk, kthvalue, median) to plain loop
+// Lowerings of the selection ops (sort, topk, kthvalue, median, nanmedian) to plain loop
 // IR, so every backend runs them: a loop nest over the kept dims (the rows),
 // and per row
-//   - sort, kthvalue, median, topk with a large k: the row's keys copied into
+//   - sort, kthvalue, (nan)median, topk with a large k: the row's keys copied into
 //     scratch (widened: f32 for f16/bf16, i64 for integers and bool) and a
 //     bottom-up merge sort of a permutation: ceil(log2 n) passes, each merging
 //     runs of width w from one half of a 2n-element index buffer into the
@@ -14,7 +14,9 @@
 //     after the one taken before: O(k n), no scratch arrays.
 // median takes the lower median of the sorted row, or the row's first NaN
 // (counted while copying the keys: the first NaN sits at n - count in the
-// stable ascending order).
+// stable ascending order). nanmedian takes the lower median of the row's
+// n - count numbers, which come first in that order (position 0, a NaN,
+// when all are NaN).
 //
 // The scratch is per-row stack memory (the LLVM backend moves a large or
 // run-time sized one to the heap). On a GPU each thread sorts one row in its
@@ -223,8 +225,9 @@ Stmt lower_select(NodeLowering& node, const std::vector<OutBuf>& outs, bool larg
   });
 }
 
-// kthvalue and median: one position of each row's ascending order.
-Stmt lower_pick(NodeLowering& node, const std::vector<OutBuf>& outs, bool is_median) {
+// kthvalue and (nan)median: one position of each row's ascending order.
+Stmt lower_pick(NodeLowering& node, const std::vector<OutBuf>& outs, bool is_median,
+                bool skip_nan = false) {
   Rows rows(node, node.op());
   const bool keepdim = node.attrs().get_bool("keepdim");
   return for_rows(node, rows, [&](const Index& row) {
@@ -234,6 +237,9 @@ Stmt lower_pick(NodeLowering& node, const std::vector<OutBuf>& outs, bool is_med
     Expr pos;
     if (!is_median) {
       pos = make_int(node.attrs().get_int("k") - 1);
+    } else if (skip_nan) {
+      Expr m = n - s.nans.load();
+      pos = Select::make(m > make_int(0), (m - make_int(1)) / make_int(2), make_int(0));
     } else {
       Expr nans = s.nans.load();
       pos = Select::make(nans > make_int(0), n - nans, (n - make_int(1)) / make_int(2));
@@ -266,6 +272,9 @@ void register_selection_lowerings(LoweringTable& t) {
   };
   t["median"].root = [](NodeLowering& n, const std::vector<OutBuf>& outs) {
     return lower_pick(n, outs, true);
+  };
+  t["nanmedian"].root = [](NodeLowering& n, const std::vector<OutBuf>& outs) {
+    return lower_pick(n, outs, true, true);
   };
 }
 

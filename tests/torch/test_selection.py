@@ -1,4 +1,4 @@
-"""sort, argsort, msort, topk, kthvalue and median (issue 13) against PyTorch.
+"""sort, argsort, msort, topk, kthvalue, median and nanmedian (issue 13) against PyTorch.
 
 Kiln always sorts stably; where PyTorch leaves the order of ties open (an
 unstable sort, topk, kthvalue, median) the reference for tied data is
@@ -120,6 +120,28 @@ s.case("topk k too large", src1("torch.topk(x, 8)"), {"x": s.randn((2, 7))}, Non
        expect_error="k = 8 is out of range for dim -1 of size 7")
 s.case("kthvalue k = 0", src1("torch.kthvalue(x, 0)"), {"x": s.randn((7,))}, None,
        expect_error="k = 0 is out of range")
+# --- nanmedian: NaNs left out (PyTorch's index for an all-NaN row is open: values only) ------
+for n in [1, 7, 1023]:
+    s.case(f"nanmedian all [{n}]", src1("torch.nanmedian(x)"), {"x": with_nan((n,))},
+           torch.nanmedian)
+    s.case(f"nanmedian dim [{n}]", src1("x.nanmedian(-1)"), {"x": s.randn((3, n))},
+           lambda x: torch.nanmedian(x, -1))
+s.case("nanmedian dim NaN keepdim", src1("torch.nanmedian(x, dim=0, keepdim=True).values"),
+       {"x": with_nan((7, 5))}, lambda x: torch.nanmedian(x, 0, keepdim=True).values)
+x = s.randn((4, 7))
+x[x > 0.3] = np.nan  # distinct numbers: the index is determined
+x[:, 0] = 0.25  # no all-NaN row
+s.case("nanmedian dim NaN indices", src1("torch.nanmedian(x, 1)"), {"x": x},
+       lambda x: torch.nanmedian(x, 1))
+s.case("nanmedian all-NaN rows", src1("torch.nanmedian(x, 1).values"),
+       {"x": np.full((2, 3), np.nan, np.float32)}, lambda x: torch.nanmedian(x, 1).values)
+for dt in [np.int32, np.int64, np.int8]:
+    s.case(f"nanmedian {np.dtype(dt).name}", src1("torch.nanmedian(x, 0)[0]"),
+           {"x": s.randint((7, 3), -9, 9, dt)}, lambda x: torch.nanmedian(x, 0)[0])
+s.case("nanmedian f64", src1("x.nanmedian()"), {"x": with_nan((5, 5)).astype(np.float64)},
+       torch.nanmedian)
+s.case("nanmedian 0-dim", src1("torch.nanmedian(x, 0)"), {"x": np.array(np.nan, np.float32)},
+       lambda x: torch.nanmedian(x, 0))
 s.case("sort bad dim", src1("torch.sort(x, 2)"), {"x": s.randn((2, 7))}, None,
        expect_error="dim")
 s.case("median empty dim", src1("torch.median(x, 1)"), {"x": s.randn((2, 0))}, None,

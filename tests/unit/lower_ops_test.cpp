@@ -113,7 +113,7 @@ std::vector<Case> cases_for(const ir::OpDef& op) {
     return c;
   }
   // --- selection: ties (stable order), NaN, empty rows, 0-dim, both topk paths
-  if (n == "sort" || n == "topk" || n == "kthvalue" || n == "median") {
+  if (n == "sort" || n == "topk" || n == "kthvalue" || n == "median" || n == "nanmedian") {
     Tensor ties = make_tensor({2, 6}, {1, 3, NAN, 3, -INFINITY, 1, 2, 2, 0, NAN, 2, NAN});
     auto k = [&](int64_t v) { return std::pair<std::string, ir::AttrValue>{"k", v}; };
     std::vector<Case> c;
@@ -142,6 +142,16 @@ std::vector<Case> cases_for(const ir::OpDef& op) {
            {{ties}, {{"dim", int64_t{0}}}},
            {{rnd({3, 5, 7}, DType::I32)}, {{"dim", int64_t{0}}}},
            {{rnd({0, 4})}, {{"dim", int64_t{1}}}}};
+    }
+    if (n == "nanmedian") {
+      // All-NaN rows, odd and unit rows, narrow dtypes.
+      Tensor nan_rows = make_tensor({3, 3}, {NAN, NAN, NAN, 2, NAN, 1, NAN, 5, NAN});
+      c.push_back({{nan_rows}, {{"dim", int64_t{1}}}});
+      c.push_back({{nan_rows}, {{"dim", int64_t{0}}, {"keepdim", true}}});
+      c.push_back({{rnd({7, 1}, DType::F16)}, {{"dim", int64_t{1}}}});
+      c.push_back({{rnd({7, 7}, DType::F64)}, {{"dim", int64_t{0}}}});
+      c.push_back({{rnd({5, 7}, DType::I8)}, {{"dim", int64_t{-1}}}});
+      c.push_back({{rnd({})}, {{"dim", int64_t{0}}}});
     }
     return c;
   }

@@ -429,14 +429,14 @@ inline void check_other(OpCaseSink& c, const ir::OpDef& op) {
              n == "cummin") {
     cases.push_back({row_runs, {in(S, {N, 7})}, {{"dim", int64_t{1}}}});
     cases.push_back({row_runs, {in(S, {N, 7})}, {{"dim", int64_t{0}}}});
-  } else if (n == "sort" || n == "topk" || n == "kthvalue" || n == "median") {
+  } else if (n == "sort" || n == "topk" || n == "kthvalue" || n == "median" || n == "nanmedian") {
     // Along the static dim only: a GPU thread sorts a row in local memory of a
     // constant size (a run-time size is refused for cuda).
     Attrs a{{"dim", int64_t{1}}};
     if (n == "sort") a.set("descending", true);
     if (n == "topk") a.set("k", int64_t{3});
     if (n == "kthvalue") a.set("k", int64_t{4});
-    if (n == "kthvalue" || n == "median") a.set("keepdim", true);
+    if (n == "kthvalue" || n == "median" || n == "nanmedian") a.set("keepdim", true);
     cases.push_back({row_runs, {in(S, {N, 7})}, a});
   } else if (n == "softmax" || n == "log_softmax") {
     cases.push_back({row_runs, {in(S, {N, 7})}, {{"dim", int64_t{1}}}});

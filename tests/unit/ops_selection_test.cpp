@@ -56,6 +56,21 @@ TEST(OpsSelection, StableOrderWithNaNAsTheLargest) {
   expect_same(med[1], {3});
 }
 
+TEST(OpsSelection, NanMedianLeavesNaNsOut) {
+  // torch.nanmedian: the lower median of the numbers; an all-NaN row is NaN at 0.
+  Tensor x = make_tensor({3, 4}, {kNaN, kNaN, kNaN, kNaN, 3, kNaN, 1, 2, 2, 2, kNaN, 1});
+  std::vector<Tensor> med = run_op("nanmedian", {x}, {{"dim", int64_t{1}}});
+  expect_same(med[0], {kNaN, 2, 2});
+  expect_same(med[1], {0, 3, 0});
+  med = run_op("nanmedian", {x}, {{"dim", int64_t{0}}, {"keepdim", true}});
+  expect_same(med[0], {2, 2, 1, 1});
+  expect_same(med[1], {2, 2, 1, 2});
+  // Integers have no NaN: the same as median.
+  med = run_op("nanmedian", {make_tensor({4}, {5, 3, 3, 1}, DType::I64)}, {{"dim", int64_t{0}}});
+  expect_same(med[0], {3});
+  expect_same(med[1], {1});
+}
+
 // Values with many ties (and NaN for floats) along a row of `n`.
 Tensor tied_rows(int64_t rows, int64_t n, DType t, uint64_t seed) {
   Tensor x = test::random_tensor({rows, n}, t, seed);
@@ -76,7 +91,8 @@ TEST(OpsSelection, MergeSortOfARunTimeRowAtEveryPowerOfTwoBoundary) {
       ir::Value* x = g->add_input("x", ir::Type::tensor(t, {3, ir::Dim::sym("N")}));
       std::vector<ir::Value*> outs = g->apply("sort", {x}, {{"descending", descending}});
       ir::Value* med = g->apply("median", {x}, {{"dim", int64_t{1}}}).at(1);
-      g->set_outputs({outs[0], outs[1], med});
+      ir::Value* nanmed = g->apply("nanmedian", {x}, {{"dim", int64_t{1}}}).at(1);
+      g->set_outputs({outs[0], outs[1], med, nanmed});
       std::vector<passes::KernelPlan> plans;
       std::vector<loop::Kernel> ks = passes::lower_graph(*g, {}, &plans);
       for (int64_t n : {1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 33, 100}) {

@@ -3,11 +3,12 @@
 //   gather / take / take_along_dim / index_select / F.embedding / F.one_hot read
 //   through gather (index_select expands its vector index along the other
 //   dims); scatter / scatter_add / scatter_reduce / index_add / index_copy /
-//   index_fill / index_put write through scatter; scatter_reduce's mean is a
-//   sum divided by a scattered count. Advanced indexing (x[i0, i1]) flattens
-//   the indexed dims and gathers (or scatters) one linear index, which is
-//   poisoned to -1 when any component is out of range, so a bad component
-//   still raises even when the linear index would land inside the tensor.
+//   index_fill / index_reduce / index_put write through scatter; the mean of
+//   scatter_reduce and index_reduce is a sum divided by a scattered count;
+//   masked_scatter gathers source at the mask's running count. Advanced indexing (x[i0, i1])
+//   flattens the indexed dims and gathers (or scatters) one linear index, which is poisoned to -1
+//   when any component is out of range, so a bad component still raises even when the linear index
+//   would land inside the tensor.
 // Negative indices count from the end where PyTorch allows it (subscripts,
 // index_put); gather, scatter, index_select and embedding reject them, as in
 // PyTorch. An index outside its dim raises at run time (kernel status word).
@@ -273,12 +274,11 @@ Val scatter_op(Bound& b, ir::Value* src, const std::string& reduce, bool include
 }
 
 // scatter_reduce's mean: the sum over (count + include_self), untouched elements kept.
-Val scatter_mean(Bound& b, ir::Value* src, bool include_self) {
+Val scatter_mean(Bound& b, ir::Value* x, int64_t dim, ir::Value* index, ir::Value* src,
+                 bool include_self) {
   Lowerer& L = b.L;
   const Span& at = b.call.callee;
-  ir::Value* x = b.tensor("input");
-  ir::Value* index = b.tensor("index");
-  ir::Attrs attrs{{"dim", b.int_("dim")}, {"reduce", std::string("sum")}};
+  ir::Attrs attrs{{"dim", dim}, {"reduce", std::string("sum")}};
   attrs.set("include_self", include_self);
   ir::Value* sum = L.apply1("scatter", {x, index, src}, attrs, at);
   Shape xs = static_shape_of(L, x, at, "a tensor");
@@ -301,10 +301,16 @@ Val scatter_mean(Bound& b, ir::Value* src, bool include_self) {
   return L.fresh(L.apply1("where", {zero, x, q}, {}, at));
 }
 
-// index_add / index_copy / index_fill: a vector index along `dim` of x,
-// applied to every position of the other dims.
-Val index_along(Bound& b, const std::string& source_arg, const std::string& reduce,
-                double alpha = 1) {
+// index_add / index_copy / index_fill / index_reduce: a vector index along
+// `dim` of x, applied to every position of the other dims; the scatter's
+// (dim, index, src).
+struct AlongIndex {
+  int64_t dim = 0;
+  ir::Value* index = nullptr;
+  ir::Value* src = nullptr;
+};
+
+AlongIndex index_along_args(Bound& b, const std::string& source_arg, double alpha = 1) {
   Lowerer& L = b.L;
   const Span& at = b.call.callee;
   ir::Value* x = b.tensor("input");
@@ -334,7 +340,48 @@ Val index_along(Bound& b, const std::string& source_arg, const std::string& redu
     b.fail(source_arg, source_arg + " must be a tensor or a number");
   }
   ir::Value* idx = xs.empty() ? reshape(L, index, {}, at) : along(L, index, target, d, at);
-  return emit(b, "scatter", {x, idx, src}, {{"dim", d}, {"reduce", reduce}});
+  return {d, idx, src};
+}
+
+Val index_along(Bound& b, const std::string& source_arg, const std::string& reduce,
+                double alpha = 1) {
+  AlongIndex a = index_along_args(b, source_arg, alpha);
+  return emit(b, "scatter", {b.tensor("input"), a.index, a.src},
+              {{"dim", a.dim}, {"reduce", reduce}});
+}
+
+// masked_scatter: the k-th True of the mask (broadcast to x, row-major) takes
+// source's k-th element (source read flat). The mask's running count, 1-based,
+// gathers from [pad, source...]: a False position reads the pad (unused), and
+// a True one past source's end is gather's run-time error, as PyTorch raises
+// "Number of elements of source < number of ones in mask".
+Val masked_scatter(Bound& b) {
+  Lowerer& L = b.L;
+  const Span& at = b.call.callee;
+  ir::Value* x = b.tensor("input");
+  ir::Value* mask = b.tensor("mask");
+  ir::Value* source = b.tensor("source");
+  if (mask->type().dtype() != DType::Bool) {
+    b.fail("mask", "masked_scatter expects a bool mask, got " + mask->type().str());
+  }
+  if (source->type().dtype() != x->type().dtype()) {
+    b.fail("source", "masked_scatter expects source of the same dtype as input (" +
+                         std::string(dtype_name(x->type().dtype())) + "), got " +
+                         source->type().str());
+  }
+  Shape xs = static_shape_of(L, x, at, "a tensor");
+  Shape ss = static_shape_of(L, source, at, "a source");
+  const int64_t n = numel(xs);
+  ir::Value* m = reshape(L, expand(L, mask, xs, at), {n}, at);
+  ir::Value* count = L.apply1("cumsum", {m}, {{"dim", int64_t{0}}}, at);
+  ir::Value* pos = L.apply1("where", {m, count, int_const(L, 0, at)}, {}, at);
+  ir::Value* pad =
+      L.apply1("full", {}, {{"size", Shape{1}}, {"value", 0.0}, {"dtype", x->type().dtype()}}, at);
+  ir::Value* padded =
+      L.apply1("cat", {pad, reshape(L, source, {numel(ss)}, at)}, {{"dim", int64_t{0}}}, at);
+  ir::Value* picked = L.apply1("gather", {padded, pos}, {{"dim", int64_t{0}}}, at);
+  ir::Value* out = L.apply1("where", {m, picked, reshape(L, x, {n}, at)}, {}, at);
+  return L.fresh(reshape(L, out, xs, at));
 }
 
 }  // namespace
@@ -474,7 +521,10 @@ void add_index_ops(std::vector<OpEntry>& t) {
       {"scatter_reduce", TM, "input, dim, index, src, reduce, *, include_self=True", [](Bound& b) {
          std::string r = b.str("reduce");
          bool self = b.bool_("include_self");
-         if (r == "mean") return scatter_mean(b, b.tensor("src"), self);
+         if (r == "mean") {
+           return scatter_mean(b, b.tensor("input"), b.int_("dim"), b.tensor("index"),
+                               b.tensor("src"), self);
+         }
          if (r != "sum" && r != "prod" && r != "amax" && r != "amin") {
            b.fail("reduce",
                   "reduce must be 'sum', 'prod', 'mean', 'amax' or 'amin', got '" + r + "'");
@@ -486,6 +536,22 @@ void add_index_ops(std::vector<OpEntry>& t) {
                  if (!a.is_number()) b.fail("alpha", "alpha must be a number");
                  return index_along(b, "source", "sum", a.num());
                }});
+  t.push_back(
+      {"index_reduce", TM, "input, dim, index, source, reduce, *, include_self=True", [](Bound& b) {
+         std::string r = b.str("reduce");
+         if (r != "prod" && r != "mean" && r != "amax" && r != "amin") {
+           b.fail("reduce", "reduce must be 'prod', 'mean', 'amax' or 'amin', got '" + r + "'");
+         }
+         if (!b.val("source").is_tensor()) b.fail("source", "source must be a tensor");
+         bool self = b.bool_("include_self");
+         AlongIndex a = index_along_args(b, "source");
+         ir::Value* x = b.tensor("input");
+         if (r == "mean") return scatter_mean(b, x, a.dim, a.index, a.src, self);
+         ir::Attrs attrs{{"dim", a.dim}, {"reduce", r}};
+         attrs.set("include_self", self);
+         return emit(b, "scatter", {x, a.index, a.src}, attrs);
+       }});
+  t.push_back({"masked_scatter", TM, "input, mask, source", masked_scatter});
   t.push_back({"index_copy", TM, "input, dim, index, source",
                [](Bound& b) { return index_along(b, "source", "none"); }});
   t.push_back({"index_fill", TM, "input, dim, index, value",

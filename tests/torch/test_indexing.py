@@ -1,6 +1,7 @@
 """Indexing with index tensors (issue 13) against PyTorch: gather, take, take_along_dim,
 index_select, embedding, one_hot, scatter / scatter_add / scatter_reduce,
-index_add / index_copy / index_fill / index_put, and advanced subscripts
+index_add / index_copy / index_fill / index_reduce / index_put, masked_scatter,
+and advanced subscripts
 (x[idx], x[:, idx], x[i0, i1], x[idx] = v, x[:, idx] += v)."""
 import os
 import sys
@@ -119,6 +120,56 @@ s.case("index_copy", fn("    return x.index_copy(0, i, v)\n", P3),
 s.case("index_fill_", fn("    x.index_fill_(1, i, -1.5)\n    return x\n"),
        {"x": s.randn((2, 5)), "i": np.array([0, 3], np.int64)},
        lambda x, i: x.index_fill_(1, i, -1.5))
+
+# --- index_reduce and masked_scatter ---------------------------------------------------------
+for red in ["prod", "mean", "amax", "amin"]:
+    for self_ in [True, False]:
+        for dt, shape, dim, k in [(np.float32, (5, 3), 0, 7), (np.float64, (2, 7), 1, 1),
+                                  (np.int32, (4, 1), 0, 9), (np.int64, (7,), 0, 0)]:
+            x = s.randint(shape, -4, 5, dt) if dt in (np.int32, np.int64) else s.randn(shape, dt)
+            vshape = list(shape)
+            vshape[dim] = k
+            v = s.randint(vshape, -4, 5, dt) if dt in (np.int32, np.int64) else s.randn(vshape, dt)
+            expr = f"x.index_reduce({dim}, i, v, '{red}', include_self={self_})"
+            s.case(f"index_reduce {red} include_self={self_} {np.dtype(dt).name} {shape}",
+                   fn(f"    return {expr}\n", P3),
+                   {"x": x, "i": s.randint((k,), 0, shape[dim]), "v": v},
+                   lambda x, i, v, red=red, self_=self_, dim=dim:
+                       x.index_reduce(dim, i, v, red, include_self=self_),
+                   rtol=1e-5, atol=1e-5)
+s.case("index_reduce_ in place amax NaN", fn("    x.index_reduce_(0, i, v, 'amax')\n    return x\n", P3),
+       {"x": np.array([1, 2, 3], np.float32), "i": np.array([0, 2, 0], np.int64),
+        "v": np.array([np.nan, -np.inf, 5], np.float32)},
+       lambda x, i, v: x.index_reduce_(0, i, v, "amax"))
+s.case("index_reduce bad reduce", fn("    return x.index_reduce(0, i, v, 'sum')\n", P3),
+       {"x": s.randn((3,)), "i": np.array([0], np.int64), "v": s.randn((1,))}, None,
+       expect_error="reduce must be 'prod', 'mean', 'amax' or 'amin'")
+s.case("index_reduce out of range", fn("    return x.index_reduce(0, i, v, 'amin')\n", P3),
+       {"x": s.randn((3,)), "i": np.array([3], np.int64), "v": s.randn((1,))}, None,
+       expect_error="index out of range")
+PM = "x: Tensor, m: Tensor, v: Tensor"
+for shape, mshape, dt in [((3, 5), (3, 5), np.float32), ((3, 5), (1, 5), np.float64),
+                          ((7,), (7,), np.int32), ((1,), (1,), np.bool_), ((0, 4), (0, 4), np.float32),
+                          ((), (), np.float32), ((2, 3, 4), (3, 1), np.float16)]:
+    m = np.array(s.randint(mshape, 0, 2), dtype=bool)  # np.array: a 0-d shape stays an array
+    nm = int(np.broadcast_to(m, shape).sum())
+    for extra in [0, 3]:
+        src = s.randn((nm + extra,)).astype(dt) if dt != np.bool_ else s.randn((nm + extra,)) > 0
+        if extra:
+            src = src.reshape(1, -1)  # any shape: read flat
+        s.case(f"masked_scatter {shape} mask {mshape} {np.dtype(dt).name} +{extra}",
+               fn("    return x.masked_scatter(m, v)\n", PM),
+               {"x": np.array(s.randn(shape) * 4, dtype=dt), "m": m, "v": src},
+               lambda x, m, v: x.masked_scatter(m, v))
+s.case("masked_scatter_ in place", fn("    x.masked_scatter_(m, v)\n    return x * 2.0\n", PM),
+       {"x": s.randn((4, 3)), "m": np.array([[True, False, True]] * 4), "v": s.randn((3, 4))},
+       lambda x, m, v: x.masked_scatter_(m, v) * 2)
+s.case("masked_scatter source too small", fn("    return x.masked_scatter(m, v)\n", PM),
+       {"x": s.randn((4,)), "m": np.array([True, False, True, True]), "v": s.randn((2,))}, None,
+       expect_error="index out of range")
+s.case("masked_scatter source dtype", fn("    return x.masked_scatter(m, v)\n", PM),
+       {"x": s.randn((4,)), "m": np.array([True, False, True, True]),
+        "v": np.arange(4, dtype=np.int64)}, None, expect_error="same dtype as input")
 
 # --- index_put and advanced subscripts ---------------------------------------------------------
 P4 = "x: Tensor, i: Tensor, j: Tensor, v: Tensor"

@@ -48,3 +48,14 @@ def scatter_dtype(x: Tensor, i: Tensor) -> Tensor:
 
 def gather_dim(x: Tensor, i: Tensor) -> Tensor:
     return torch.gather(x, 2, i)
+
+
+def mscatter(x: Tensor, v: Tensor) -> Tensor:
+    m = torch.arange(12).reshape(3, 4) % 3 == 0
+    return x.masked_scatter(m, v)
+
+
+def ireduce(x: Tensor, v: Tensor):
+    i = torch.arange(5) % 2
+    return (x.index_reduce(0, i, v, "prod"), x.index_reduce(0, i, v, "mean", include_self=False),
+            x.index_reduce(0, i, v, "amax"), x.index_reduce(0, i, v, "amin", include_self=False))

@@ -9,8 +9,9 @@
 // class 0 and masked out after. A target outside [0, C) that is not
 // ignore_index is therefore gather's run-time error ("index out of range"),
 // raised by the interpreter and, through the kernel status word, by compiled
-// code, as PyTorch raises "Target N is out of bounds". Class weights are still
-// selected with a one-hot compare against arange(C).
+// CPU code (cuda clamps indices for now), as PyTorch raises "Target N is out
+// of bounds". Class weights are still selected with a one-hot compare
+// against arange(C).
 #include <cmath>
 
 #include "frontend/lower.h"

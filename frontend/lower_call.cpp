@@ -2,6 +2,7 @@
 // (positional, keyword, defaults, `*shape` varargs), dispatch of torch.X /
 // F.X / tensor methods / Python builtins, functionalized in-place methods
 // (`x.add_(y)` -> rebinding x), and inlining of calls to other defs.
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -429,11 +430,15 @@ Val Lowerer::call_builtin(const std::string& name, const CallArgs& args) {
       if (s == "inf" || s == "+inf" || s == "infinity") return Val::float_(INFINITY);
       if (s == "-inf" || s == "-infinity") return Val::float_(-INFINITY);
       if (s == "nan") return Val::float_(NAN);
-      try {
-        size_t used = 0;
-        double d = std::stod(v.s, &used);
-        if (used == v.s.size()) return Val::float_(d);
-      } catch (const std::exception&) {
+      // strtod, not std::stod: like Python, "1e999" is inf and "1e-400" is 0.0
+      // (std::stod throws out_of_range for both); C's hex floats are not Python's.
+      // Blanks around the number are allowed, as in Python.
+      size_t b = s.find_first_not_of(" \t\n\r\f\v"), e = s.find_last_not_of(" \t\n\r\f\v");
+      std::string t = b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+      if (!t.empty() && t.find('x') == std::string::npos) {
+        char* end = nullptr;
+        double d = std::strtod(t.c_str(), &end);
+        if (end == t.c_str() + t.size()) return Val::float_(d);
       }
       fail(span(0), "could not convert string to float: '" + v.s + "'");
     }

@@ -102,6 +102,12 @@ TEST(Signature, OutOfRangeScriptLiteralsAreLocatedErrors) {
       << msg;
   msg = lower_error("def f(x):\n    return x.sum(dim=99999999999999999999)\n");
   EXPECT_NE(msg.find("t.kiln:2:22: error: integer literal"), std::string::npos) << msg;
+  // float() of a string out of double's range is inf or 0.0, as in Python
+  // (std::stod threw std::out_of_range there).
+  EXPECT_EQ(lower_error("def f(x):\n    return x * float('1e999') + float(' -1e-400\\n')\n"),
+            "no error");
+  msg = lower_error("def f(x):\n    return x * float('0x1p3')\n");
+  EXPECT_NE(msg.find("could not convert string to float: '0x1p3'"), std::string::npos) << msg;
   msg = lower_error("def f(x):\n    return x * int('99999999999999999999')\n");
   EXPECT_NE(msg.find("t.kiln:2:20: error: integer overflow"), std::string::npos) << msg;
 }

@@ -15,6 +15,7 @@
 
 #include "kiln/kiln.h"
 #include "lower_test_util.h"
+#include "passes/lower/gpu/gpu_gemm.h"
 
 namespace kiln::test {
 namespace {
@@ -251,6 +252,25 @@ TEST(GpuGemm, HeuristicPrefersTilesUnlessASideIsSmall) {
   e = ints.sim.explain();
   EXPECT_HAS(e, "algorithm: naive");
   EXPECT_HAS(e, "candidate gemm.simt: does not apply - integer matmul runs the naive nest");
+}
+
+TEST(GpuGemm, TilingFitsTheTarget) {
+  namespace lower = passes::lower;
+  passes::GpuTarget sm90;  // 48 KiB of shared memory, 1024 threads
+  lower::GpuGemmTiling t = lower::gpu_gemm_tiling(sm90, DType::F32);
+  EXPECT_EQ(t.str(), "64x64 tiles, K slabs of 16, 4x4 per thread, 256 threads");
+  EXPECT_LE(t.shared_bytes(DType::F32), 17 << 10);
+  EXPECT_EQ(lower::gpu_gemm_tiling(sm90, DType::F64).str(), t.str());
+  EXPECT_LE(lower::gpu_gemm_tiling(sm90, DType::F64).shared_bytes(DType::F64), 48 << 10);
+  // A smaller machine gets thinner slabs, then fewer threads.
+  passes::GpuTarget small = sm90;
+  small.shared_memory_per_block = 12 << 10;
+  small.max_threads_per_block = 128;
+  lower::GpuGemmTiling s = lower::gpu_gemm_tiling(small, DType::F32);
+  EXPECT_LE(s.shared_bytes(DType::F32), small.shared_memory_per_block) << s.str();
+  EXPECT_LE(s.threads(), 128) << s.str();
+  EXPECT_EQ((s.bm * s.bk) % s.threads(), 0) << s.str();
+  EXPECT_EQ((s.bn * s.bk) % s.threads(), 0) << s.str();
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // Lowerings of matmul (every torch.matmul rank case: vectors, batched and
 // broadcast batch dims), bmm and linear (optional bias, 1-D weight), with
 // their algorithm candidates: each target's generated ones (on the CPU
-// "gemm.packed", "gemm.small", "gemv": passes/lower/cpu/gemm_candidates.cpp)
-// and "naive" (one accumulator per output element, any dtype, every target).
+// "gemm.packed", "gemm.small", "gemv": passes/lower/cpu/gemm_candidates.cpp;
+// on a GPU "gemm.simt": passes/lower/gpu/gpu_gemm_candidates.cpp) and
+// "naive" (one accumulator per output element, any dtype, every target).
 // Each node becomes a GemmSpec (gemm_spec.h): operands as index functions
 // over the node's inputs, and a store that adds linear's bias before the
 // output's epilogue (or store) sees the value.
@@ -12,6 +13,7 @@
 #include "ir/loop/simplify.h"
 #include "passes/lower/cpu/gemm.h"
 #include "passes/lower/gemm_spec.h"
+#include "passes/lower/gpu/gpu_gemm.h"
 #include "passes/lower/lower_internal.h"
 
 namespace kiln::passes::lower {
@@ -210,8 +212,10 @@ AlgorithmLowering naive_algorithm() {
 void register_matmul_lowerings(LoweringTable& t) {
   for (const char* op : {"matmul", "bmm", "linear"}) {
     t[op].root = lower_naive;
-    // The CPU generator's candidates, then the plain nest every target has.
+    // The CPU generator's candidates, the GPU's, then the plain nest every
+    // target has.
     t[op].algorithms = cpu_matmul_algorithms();
+    for (AlgorithmLowering& a : gpu_matmul_algorithms()) t[op].algorithms.push_back(std::move(a));
     t[op].algorithms.push_back(naive_algorithm());
     t[op].stores_once = true;
   }

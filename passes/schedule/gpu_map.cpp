@@ -6,6 +6,7 @@
 // form: every statement runs inside one GpuBlock loop and one GpuThread loop
 // per barrier phase, so the loop evaluator (the sim device) computes what the
 // unmapped kernel computes, and a CUDA emitter can print it as is.
+#include <functional>
 #include <set>
 
 #include "ir/loop/simplify.h"
@@ -151,23 +152,20 @@ GpuLaunchShape gpu_launch_shape(const Kernel& k) {
       blocks && blocks->for_kind == ForKind::GpuBlock,
       "gpu_launch_shape: kernel " << k.name << " is not one block loop over thread loops");
   // The block's scratch (shared and per-thread arrays) and lets come before
-  // its phases.
-  Stmt inside = blocks->body;
-  while (true) {
-    if (const Allocate* a = inside.as<Allocate>()) {
-      inside = a->body;
-    } else if (const LetStmt* l = inside.as<LetStmt>()) {
-      inside = l->body;
-    } else {
-      break;
-    }
-  }
-  std::vector<Stmt> phases = {inside};
-  if (const Block* b = inside.as<Block>()) phases = b->stmts;
+  // its phases; a phase is a thread loop, a barrier, or a serial loop every
+  // thread of the block runs alike (a GEMM's loop over K slabs) around
+  // phases of its own.
   const For* threads = nullptr;
-  for (const Stmt& p : phases) {
-    const For* f = p.as<For>();
-    if (!f) continue;
+  std::function<void(const Stmt&)> phases = [&](const Stmt& s) {
+    if (const Allocate* a = s.as<Allocate>()) return phases(a->body);
+    if (const LetStmt* l = s.as<LetStmt>()) return phases(l->body);
+    if (const Block* b = s.as<Block>()) {
+      for (const Stmt& p : b->stmts) phases(p);
+      return;
+    }
+    const For* f = s.as<For>();
+    if (!f) return;
+    if (f->for_kind == ForKind::Serial) return phases(f->body);
     KILN_INTERNAL_CHECK(f->for_kind == ForKind::GpuThread, "gpu_launch_shape: kernel "
                                                                << k.name << " has a "
                                                                << for_kind_name(f->for_kind)
@@ -176,7 +174,8 @@ GpuLaunchShape gpu_launch_shape(const Kernel& k) {
         !threads || equal(threads->extent, f->extent),
         "gpu_launch_shape: kernel " << k.name << "'s thread loops differ in extent");
     threads = f;
-  }
+  };
+  phases(blocks->body);
   for (const LetStmt* l : lets) {
     KILN_INTERNAL_CHECK(
         !vars_of(blocks->extent).count(name_of(l->var)),

@@ -191,7 +191,53 @@ def python_call_lines(pc):
     return lines
 
 
-def render(k, p, root, title, load_start=None, python_call=None):
+def zoo_lines(z):
+    """The model zoo table (bench/zoo.py's JSON): each tests/models file through Kiln and PyTorch."""
+    rows = z.get("rows") or []
+    has_compile = any("compile" in r or "compile_error" in r for r in rows)
+    lines = ["", f"Model zoo (`bench/zoo.py`: each `tests/models/*.py` function as written, through "
+             f"`kiln.load` and through PyTorch {z.get('torch', '?')} eager"
+             + (" and `torch.compile`" if has_compile else "") +
+             f", {z.get('threads', '?')} threads, same inputs; transformers at width "
+             f"{z.get('width', '?')}, batch {z.get('batch', '?')}, sequence {z.get('seq', '?')}, "
+             "the rest at the test's sizes; best / median of 5 batches, microseconds per call; "
+             "speedup = PyTorch / Kiln):", ""]
+    head = "| model | inputs (first) | Kiln | eager | speedup vs eager |"
+    sep = "|---|---|---|---|---|"
+    if has_compile:
+        head += " torch.compile | speedup vs compile |"
+        sep += "---|---|"
+    lines += [head, sep]
+    speedups = []
+    for r in rows:
+        first = next(iter((r.get("inputs") or {}).items()), None)
+        shape = f"{first[0]} {'x'.join(map(str, first[1]))}" if first else ""
+        if "error" in r or "wrong" in r:
+            why = f"**FAILED**: {r['error']}" if "error" in r else f"**WRONG**: {r['wrong']}"
+            lines.append(f"| {r['model']} | {shape} | {why} | | |" + (" | |" if has_compile else ""))
+            continue
+        kb, eb = r["kiln"]["best_us"], r["eager"]["best_us"]
+        speedups.append(eb / kb)
+        cells = [r["model"], shape, f"{kb:.1f} / {r['kiln']['median_us']:.1f}",
+                 f"{eb:.1f} / {r['eager']['median_us']:.1f}", f"{eb / kb:.2f}x"]
+        if has_compile:
+            if "compile" in r:
+                cb = r["compile"]["best_us"]
+                cells += [f"{cb:.1f} / {r['compile']['median_us']:.1f}", f"{cb / kb:.2f}x"]
+            else:
+                cells += [f"not measured: {r.get('compile_error', '?')}", ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    if speedups:
+        geo = 1.0
+        for v in speedups:
+            geo *= v
+        geo **= 1.0 / len(speedups)
+        lines += ["", f"Geometric mean speedup vs eager over {len(speedups)} models: {geo:.2f}x "
+                  f"(slower than eager: {sum(v < 1 for v in speedups)})."]
+    return lines
+
+
+def render(k, p, root, title, load_start=None, python_call=None, zoo=None):
     desc, kernel = machine()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     torch = p.get("torch") or {}
@@ -259,6 +305,8 @@ def render(k, p, root, title, load_start=None, python_call=None):
     lines.append("Results checked against a double-precision reference: " + verdict_text)
     if python_call:
         lines += python_call_lines(python_call)
+    if zoo:
+        lines += zoo_lines(zoo)
     return "\n".join(lines) + "\n"
 
 
@@ -271,6 +319,7 @@ def main():
     ap.add_argument("--readme")
     ap.add_argument("--title", default="Full run (`scripts/bench`)")
     ap.add_argument("--python-call", help="bench/python_call.py's JSON (the Python call table)")
+    ap.add_argument("--zoo", help="bench/zoo.py's JSON (the model zoo table)")
     a = ap.parse_args()
     with open(a.kiln) as fh:
         k = json.load(fh)
@@ -287,7 +336,11 @@ def main():
     if a.python_call and os.path.exists(a.python_call) and os.path.getsize(a.python_call):
         with open(a.python_call) as fh:
             pc = json.load(fh)
-    text = render(k, p, root, a.title, a.load_start, pc)
+    zoo = None
+    if a.zoo and os.path.exists(a.zoo) and os.path.getsize(a.zoo):
+        with open(a.zoo) as fh:
+            zoo = json.load(fh)
+    text = render(k, p, root, a.title, a.load_start, pc, zoo)
     print(text)
     if a.readme:
         with open(a.readme) as fh:

@@ -78,11 +78,34 @@ Tensor packed_copy(const nb::ndarray<>& a, DType dt, const Shape& sizes) {
   return out;
 }
 
-// torch's module-level objects, looked up once (torch is imported by then:
-// the caller passed a torch tensor).
+// An interned attribute name, made once. CPython's type attribute cache only
+// serves interned names: a name made per call (nb::attr("dtype"),
+// PyObject_GetAttrString) walks the type's MRO every time, which made a
+// torch input cost ~1 us.
+PyObject* interned(const char* name) {
+  PyObject* s = PyUnicode_InternFromString(name);
+  if (!s) throw nb::python_error();
+  return s;  // leaked: lives as long as the interpreter
+}
+
+nb::object get_attr(nb::handle obj, PyObject* name) {
+  PyObject* r = PyObject_GetAttr(obj.ptr(), name);
+  if (!r) throw nb::python_error();
+  return nb::steal(r);
+}
+
+nb::object call_method(nb::handle obj, PyObject* name) {
+  PyObject* r = PyObject_CallMethodNoArgs(obj.ptr(), name);
+  if (!r) throw nb::python_error();
+  return nb::steal(r);
+}
+
+// torch's module-level objects and the tensor attributes read per call,
+// looked up once (torch is imported by then: the caller passed a torch tensor).
 struct TorchApi {
   nb::object from_numpy;
   std::vector<std::pair<nb::object, DType>> dtypes;
+  PyObject *dtype, *is_cpu, *shape, *stride, *data_ptr;
 };
 
 const TorchApi& torch_api() {
@@ -96,9 +119,22 @@ const TorchApi& torch_api() {
         {"int16", DType::I16},   {"int8", DType::I8},     {"uint8", DType::U8},
         {"bool", DType::Bool}};
     for (auto [n, t] : names) a->dtypes.emplace_back(torch.attr(n), t);
+    a->dtype = interned("dtype");
+    a->is_cpu = interned("is_cpu");
+    a->shape = interned("shape");
+    a->stride = interned("stride");
+    a->data_ptr = interned("data_ptr");
     return a;
   }();
   return *api;
+}
+
+// numpy.asarray, looked up once: outputs are NumPy arrays over a memoryview
+// of Kiln's memory (nanobind's own NumPy export imports numpy and calls
+// numpy.array with keywords on every call).
+const nb::object& numpy_asarray() {
+  static nb::object* f = new nb::object(nb::module_::import_("numpy").attr("asarray"));
+  return *f;
 }
 
 }  // namespace
@@ -157,9 +193,10 @@ std::optional<Tensor> tensor_from_numpy(nb::handle obj, HeldBuffer& hold, const 
 }
 
 std::optional<Tensor> tensor_from_torch(nb::handle obj, const ArgName& what) {
-  if (array_kind(obj) != ArrayKind::Torch || !nb::hasattr(obj, "data_ptr")) return std::nullopt;
+  if (array_kind(obj) != ArrayKind::Torch) return std::nullopt;
   const TorchApi& api = torch_api();
-  nb::object dtype = obj.attr("dtype");
+  if (!PyObject_HasAttr(obj.ptr(), api.data_ptr)) return std::nullopt;
+  nb::object dtype = get_attr(obj, api.dtype);
   std::optional<DType> dt;
   for (const auto& [o, t] : api.dtypes) {
     if (o.is(dtype)) {
@@ -168,13 +205,13 @@ std::optional<Tensor> tensor_from_torch(nb::handle obj, const ArgName& what) {
     }
   }
   if (!dt) return std::nullopt;  // __dlpack__ then says what is wrong (complex, ...)
-  if (!nb::cast<bool>(obj.attr("is_cpu"))) {
+  if (!nb::cast<bool>(get_attr(obj, api.is_cpu))) {
     throw PyError(ErrorKind::Device, what.str() + ": the tensor is on " +
                                          nb::cast<std::string>(nb::str(obj.attr("device"))) +
                                          "; Kiln's Python calls take host tensors: .cpu() it first");
   }
-  nb::tuple shape = nb::tuple(obj.attr("shape"));
-  nb::tuple stride = nb::tuple(obj.attr("stride")());
+  nb::tuple shape = nb::tuple(get_attr(obj, api.shape));
+  nb::tuple stride = nb::tuple(call_method(obj, api.stride));
   const size_t rank = shape.size();
   check_rank(int64_t(rank));
   Shape sizes(rank), strides(rank);
@@ -187,7 +224,7 @@ std::optional<Tensor> tensor_from_torch(nb::handle obj, const ArgName& what) {
     extent += (sizes[d] - 1) * strides[d];
   }
   if (empty) extent = 0;
-  void* data = reinterpret_cast<void*>(nb::cast<uintptr_t>(obj.attr("data_ptr")()));
+  void* data = reinterpret_cast<void*>(nb::cast<uintptr_t>(call_method(obj, api.data_ptr)));
   auto storage = Storage::wrap(data, size_t(extent) * dtype_size(*dt), Device::cpu(), nullptr);
   return Tensor(std::move(storage), *dt, std::move(sizes), std::move(strides), 0);
 }
@@ -243,6 +280,21 @@ Tensor tensor_from_array(const nb::ndarray<>& a, const ArgName& what) {
   return Tensor(std::move(storage), dt, std::move(sizes), std::move(strides), 0);
 }
 
+namespace {
+
+// A NumPy array over `data` (kept alive by `owner`): numpy.asarray of a
+// memoryview of nanobind's buffer-protocol array, which carries the shape,
+// strides and element format.
+nb::object numpy_view(void* data, const std::vector<size_t>& shape, const std::vector<int64_t>& strides,
+                      nb::capsule owner, nb::dlpack::dtype dt) {
+  nb::object view = nb::cast(nb::ndarray<nb::memview>(data, shape.size(), shape.data(), owner,
+                                                      strides.data(), dt),
+                             nb::rv_policy::reference);
+  return numpy_asarray()(view);
+}
+
+}  // namespace
+
 nb::object array_from_tensor(const Tensor& t, ArrayKind kind) {
   if (!t.device().is_cpu()) {
     throw PyError(ErrorKind::Device, "an output is on " + t.device().str() + ", not the host");
@@ -261,19 +313,14 @@ nb::object array_from_tensor(const Tensor& t, ArrayKind kind) {
     }
     // torch.from_numpy over a NumPy view of Kiln's memory: much cheaper than
     // a DLPack capsule through torch.utils.dlpack.
-    nb::object arr = nb::cast(nb::ndarray<nb::numpy>(data, shape.size(), shape.data(), owner,
-                                                     strides.data(), dt),
-                              nb::rv_policy::reference);
-    return torch_api().from_numpy(arr);
+    return torch_api().from_numpy(numpy_view(data, shape, strides, owner, dt));
   }
   if (t.dtype() == DType::BF16) {
     throw PyError(ErrorKind::DType,
                   "a bfloat16 output cannot be a NumPy array (NumPy has no bfloat16): pass torch "
                   "tensors, or convert to float32 in the script (.float())");
   }
-  return nb::cast(nb::ndarray<nb::numpy>(data, shape.size(), shape.data(), owner, strides.data(),
-                                          dt),
-                  nb::rv_policy::reference);
+  return numpy_view(data, shape, strides, owner, dt);
 }
 
 }  // namespace kiln::python

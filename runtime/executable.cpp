@@ -231,6 +231,11 @@ void Executable::finalize() {
     defs_at_[size_t(first_use_[size_t(s)])].push_back(s);
     if (last_use_[size_t(s)] != kForever) frees_at_[size_t(last_use_[size_t(s)])].push_back(s);
   }
+  max_launch_args_ = max_launch_scalars_ = 0;
+  for (const Launch& l : launches_) {
+    max_launch_args_ = std::max(max_launch_args_, l.args.size());
+    max_launch_scalars_ = std::max(max_launch_scalars_, l.scalars.size());
+  }
   finalized_ = true;
 }
 
@@ -288,36 +293,38 @@ std::vector<int64_t> Executable::bind_inputs(const std::vector<Tensor>& inputs) 
   for (size_t i = 0; i < expected; ++i) {
     const InputSpec& in = inputs_[i];
     const Tensor& t = inputs[i];
-    std::string what = name_ + ": input '" + in.name + "'";
+    // Built only for an error message: a string per input per call was a
+    // measurable part of a small call.
+    auto what = [&] { return name_ + ": input '" + in.name + "'"; };
     if (in.kind == InputSpec::Kind::None) continue;
-    KILN_USER_CHECK(t.defined(), what << " expects " << in.type_str << ", got an undefined tensor");
+    KILN_USER_CHECK(t.defined(), what() << " expects " << in.type_str << ", got an undefined tensor");
     if (!t.device().is_cpu()) {
       std::string why = device_unavailable_reason(t.device());
-      KILN_USER_CHECK(why.empty(), what << " lives on " << t.device().str()
+      KILN_USER_CHECK(why.empty(), what() << " lives on " << t.device().str()
                                         << ", which is unavailable: " << why);
     }
     if (in.kind != InputSpec::Kind::Tensor) {
-      KILN_USER_CHECK(t.dim() == 0, what << " is a scalar (" << in.type_str
+      KILN_USER_CHECK(t.dim() == 0, what() << " is a scalar (" << in.type_str
                                          << ") and takes a 0-dim tensor, got shape "
                                          << shape_str(t.sizes()));
       bool ok = in.kind == InputSpec::Kind::Bool  ? t.dtype() == DType::Bool
                 : in.kind == InputSpec::Kind::Int ? is_integral(t.dtype())
                                                   : t.dtype() != DType::Bool;
       KILN_USER_CHECK(
-          ok, what << " is a scalar (" << in.type_str << "), got dtype " << dtype_name(t.dtype()));
+          ok, what() << " is a scalar (" << in.type_str << "), got dtype " << dtype_name(t.dtype()));
       continue;
     }
-    KILN_USER_CHECK(t.dtype() == in.dtype, what << ": expected dtype " << dtype_name(in.dtype)
+    KILN_USER_CHECK(t.dtype() == in.dtype, what() << ": expected dtype " << dtype_name(in.dtype)
                                                 << " (" << in.type_str << "), got "
                                                 << dtype_name(t.dtype()));
     KILN_USER_CHECK(t.dim() == int64_t(in.dims.size()),
-                    what << ": expected rank " << in.dims.size() << " (" << in.type_str
+                    what() << ": expected rank " << in.dims.size() << " (" << in.type_str
                          << "), got rank " << t.dim() << " (shape " << shape_str(t.sizes()) << ")");
     for (size_t d = 0; d < in.dims.size(); ++d) {
       const InputSpec::DimSpec& dim = in.dims[d];
       int64_t actual = t.sizes()[d];
       if (dim.symbol < 0) {
-        KILN_USER_CHECK(dim.value == actual, what << ": expected shape " << dims_text(in, symbols_)
+        KILN_USER_CHECK(dim.value == actual, what() << ": expected shape " << dims_text(in, symbols_)
                                                   << ", got " << shape_str(t.sizes()) << " (dim "
                                                   << d << " differs)");
         continue;
@@ -383,6 +390,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs,
   };
   auto allocate = [&](const Slot& s) {
     Shape shape;
+    shape.reserve(s.shape.size());
     for (const SizeExpr& e : s.shape) {
       int64_t v = e.eval(sym);
       KILN_INTERNAL_CHECK(
@@ -436,6 +444,8 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs,
   };
   std::vector<Tensor> args;
   std::vector<int64_t> scalars;
+  args.reserve(max_launch_args_);
+  scalars.reserve(max_launch_scalars_);
   int64_t live_intermediates = 0;
   auto intermediate_bytes = [&](int s) -> int64_t {
     const Slot& slot = slots_[size_t(s)];

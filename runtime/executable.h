@@ -231,6 +231,7 @@ class Executable {
   std::vector<bool> host_reads_input_, is_output_;
   bool has_device_launches_ = false;
   bool finalized_ = false;
+  size_t max_launch_args_ = 0, max_launch_scalars_ = 0;  // run() reserves these once
 };
 
 }  // namespace kiln::runtime

@@ -4,8 +4,10 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 
+#include <array>
 #include <cstring>
 #include <deque>
+#include <optional>
 
 #include "python/src/convert.h"
 #include "python/src/errors.h"
@@ -79,7 +81,16 @@ std::vector<uintptr_t>& last_input_pointers() {
 struct ScriptedFunction::Prepared {
   bool with_bindings = false;  // build Bindings too (only to compile a new signature)
   std::vector<nb::handle> given;  // the argument of each parameter (invalid: default)
-  std::deque<HeldBuffer> buffers;  // NumPy buffers held for the call
+  // NumPy buffers held for the call: the first few inline (a std::deque
+  // allocates even when empty, twice per call), the rest in `more`.
+  std::array<HeldBuffer, 4> few;
+  size_t few_used = 0;
+  std::optional<std::deque<HeldBuffer>> more;
+  HeldBuffer& next_buffer() {
+    if (few_used < few.size()) return few[few_used++];
+    if (!more) more.emplace();
+    return more->emplace_back();
+  }
   std::string key;
   std::vector<Binding> bindings;
   std::vector<Tensor> inputs;
@@ -167,7 +178,7 @@ void ScriptedFunction::prepare(nb::args& args, nb::kwargs& kwargs, Prepared& p) 
     auto add_tensor = [&](nb::handle obj, int64_t item) {
       const ArgName what{&param.name, item};
       std::optional<Tensor> t = tensor_from_torch(obj, what);
-      if (!t) t = tensor_from_numpy(obj, p.buffers.emplace_back(), what);
+      if (!t) t = tensor_from_numpy(obj, p.next_buffer(), what);
       if (!t) {
         nb::ndarray<> a;
         if (!nb::try_cast(obj, a, false)) {

@@ -195,7 +195,16 @@ std::optional<Tensor> tensor_from_numpy(nb::handle obj, HeldBuffer& hold, const 
 std::optional<Tensor> tensor_from_torch(nb::handle obj, const ArgName& what) {
   if (array_kind(obj) != ArrayKind::Torch) return std::nullopt;
   const TorchApi& api = torch_api();
-  if (!PyObject_HasAttr(obj.ptr(), api.data_ptr)) return std::nullopt;
+  // data_ptr() first: it is also the test that this is a torch tensor (a
+  // class merely named Tensor has none; the generic paths then decide).
+  PyObject* ptr = PyObject_CallMethodNoArgs(obj.ptr(), api.data_ptr);
+  if (!ptr) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  const uintptr_t address = PyLong_AsUnsignedLongLong(ptr);
+  Py_DECREF(ptr);
+  if (PyErr_Occurred()) throw nb::python_error();
   nb::object dtype = get_attr(obj, api.dtype);
   std::optional<DType> dt;
   for (const auto& [o, t] : api.dtypes) {
@@ -210,22 +219,24 @@ std::optional<Tensor> tensor_from_torch(nb::handle obj, const ArgName& what) {
                                          nb::cast<std::string>(nb::str(obj.attr("device"))) +
                                          "; Kiln's Python calls take host tensors: .cpu() it first");
   }
-  nb::tuple shape = nb::tuple(get_attr(obj, api.shape));
-  nb::tuple stride = nb::tuple(call_method(obj, api.stride));
-  const size_t rank = shape.size();
+  // torch.Size and stride() are tuples (Size a subclass): read in place.
+  nb::object shape = get_attr(obj, api.shape), stride = call_method(obj, api.stride);
+  if (!PyTuple_Check(shape.ptr()) || !PyTuple_Check(stride.ptr())) return std::nullopt;
+  const size_t rank = size_t(PyTuple_GET_SIZE(shape.ptr()));
+  if (size_t(PyTuple_GET_SIZE(stride.ptr())) != rank) return std::nullopt;
   check_rank(int64_t(rank));
   Shape sizes(rank), strides(rank);
   int64_t extent = 1;
   bool empty = false;
   for (size_t d = 0; d < rank; ++d) {
-    sizes[d] = nb::cast<int64_t>(shape[d]);
-    strides[d] = nb::cast<int64_t>(stride[d]);
+    sizes[d] = nb::cast<int64_t>(nb::handle(PyTuple_GET_ITEM(shape.ptr(), Py_ssize_t(d))));
+    strides[d] = nb::cast<int64_t>(nb::handle(PyTuple_GET_ITEM(stride.ptr(), Py_ssize_t(d))));
     empty |= sizes[d] == 0;
     extent += (sizes[d] - 1) * strides[d];
   }
   if (empty) extent = 0;
-  void* data = reinterpret_cast<void*>(nb::cast<uintptr_t>(call_method(obj, api.data_ptr)));
-  auto storage = Storage::wrap(data, size_t(extent) * dtype_size(*dt), Device::cpu(), nullptr);
+  auto storage = Storage::wrap(reinterpret_cast<void*>(address), size_t(extent) * dtype_size(*dt),
+                               Device::cpu(), nullptr);
   return Tensor(std::move(storage), *dt, std::move(sizes), std::move(strides), 0);
 }
 

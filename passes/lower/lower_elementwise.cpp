@@ -293,7 +293,21 @@ void register_elementwise_lowerings(LoweringTable& t) {
       true);
   t["pow"].pointwise = [lower = binary(
                             [](const BinaryArgs& x) {
-                              if (is_floating(x.work)) return call("pow", {x.a, x.b});
+                              if (is_floating(x.work)) {
+                                // x ** 2 as x * x, as ATen does for a scalar
+                                // exponent of 2: exact (the square of a float
+                                // rounds once either way), and no exp/log.
+                                Expr e = x.b;
+                                while (const auto* c = e.as<loop::Cast>()) e = c->value;
+                                const auto* f = e.as<loop::FloatImm>();
+                                const auto* i = e.as<loop::IntImm>();
+                                if ((f && f->value == 2.0) || (i && i->value == 2)) {
+                                  // The base once (it may be a fused producer).
+                                  Expr v = Var::make(x.a.type(), x.ctx->fresh("sq"));
+                                  return Let::make(v, x.a, v * v);
+                                }
+                                return call("pow", {x.a, x.b});
+                              }
                               return int_power(x.a, x.b, *x.ctx);
                             },
                             false)](NodeLowering& n) {

@@ -14,7 +14,6 @@ WRONG and not timed. Times: best and median of 5 batches, each the mean over
 enough calls to take ~0.2 s (--quick: ~0.05 s).
 """
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -23,14 +22,6 @@ import time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 MODELS = os.path.join(ROOT, "tests", "models")
-
-
-def load(name):
-    path = os.path.join(MODELS, name + ".py")
-    spec = importlib.util.spec_from_file_location("zoo_" + name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return path, mod
 
 
 def measure(fn, args, batch_s):
@@ -83,7 +74,7 @@ def main():
     for name, fn, inputs, rtol, atol in cases:
         if a.only and name not in a.only:
             continue
-        path, mod = load(name)
+        path, mod = zoo_inputs.load(name)
         row = {"model": name, "fn": fn,
                "inputs": {k: list(v.shape) for k, v in inputs.items() if isinstance(v, np.ndarray)}}
         rows.append(row)

@@ -4,11 +4,24 @@ labels and masks), shared by tests/torch/test_models.py (small sizes, against
 PyTorch) and bench/zoo.py (the bench rows, larger transformer sizes).
 
 cases(rng, C=32, B=2, T=8) returns [(file, fn, inputs, rtol, atol)]; C is the
-transformers' width, B and T their batch and sequence length.
+transformers' width, B and T their batch and sequence length. load(name)
+imports tests/models/<name>.py and returns (path, module).
 """
+import importlib.util
 import math
+import os
 
 import numpy as np
+
+MODELS = os.path.dirname(os.path.abspath(__file__))
+
+
+def load(name):
+    path = os.path.join(MODELS, name + ".py")
+    spec = importlib.util.spec_from_file_location("zoo_" + name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return path, mod
 
 
 def cases(rng, C=32, B=2, T=8):

@@ -11,7 +11,6 @@ A model listed in PENDING is expected to fail to compile, with the reason
 given; it is reported, and it fails the test once it passes (so the list
 cannot go stale).
 """
-import importlib.util
 import math
 import os
 import sys
@@ -49,16 +48,8 @@ if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
     torch.nn.functional.scaled_dot_product_attention = _sdpa
 
 
-def load(name):
-    path = os.path.join(MODELS, name + ".py")
-    spec = importlib.util.spec_from_file_location("zoo_" + name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return path, mod
-
-
 for name, fn, inputs, rtol, atol in zoo_inputs.cases(rng):
-    path, mod = load(name)
+    path, mod = zoo_inputs.load(name)
     with open(path) as f:
         src = f.read()
     s.case(name, src, inputs, getattr(mod, fn), fn=fn, rtol=rtol, atol=atol, pending=PENDING.get(name))

@@ -8,6 +8,7 @@
 #include "bench/model_rows.h"
 
 #include <cmath>
+#include <memory>
 
 #include "bench/bench_data.h"
 #include "kiln/kiln.h"
@@ -181,33 +182,46 @@ double mlp_flops(const Model& m) {
   return 2.0 * 2.0 * n * d * h;
 }
 
-ModelResult run_model(const std::string& name, bool smoke, const Budget& budget) {
-  const Model m = model(name, smoke);
-  const kiln::Script script =
-      kiln::Script::from_file(std::string(KILN_SOURCE_DIR) + "/examples/" + m.file);
-  const kiln::Function f = lower(script, m, m.batch);
-  std::vector<kiln::Tensor> inputs;
-  ModelResult out;
-  for (const ModelInput& in : m.inputs) {
-    inputs.push_back(make_input(in));
-    out.shapes += (out.shapes.empty() ? "" : ", ") + in.name + " " + dims(in.shape);
+}  // namespace
+
+ModelCase model_case(const std::string& name, bool smoke) {
+  auto m = std::make_shared<const Model>(model(name, smoke));
+  auto script = std::make_shared<const kiln::Script>(
+      kiln::Script::from_file(std::string(KILN_SOURCE_DIR) + "/examples/" + m->file));
+  ModelCase c;
+  c.fn = lower(*script, *m, m->batch);
+  for (const ModelInput& in : m->inputs) {
+    c.inputs.push_back(make_input(in));
+    c.shapes += (c.shapes.empty() ? "" : ", ") + in.name + " " + dims(in.shape);
   }
+  if (m->file == "mlp.kiln") c.flops = mlp_flops(*m);
+  auto inputs = std::make_shared<const std::vector<kiln::Tensor>>(c.inputs);
+  c.check = [m, script, inputs, name](const kiln::Tensor& y) {
+    return name == "mlp_issue6" ? check_mlp(*inputs, y)
+                                : check_with_interpreter(*script, *m, *inputs, y);
+  };
+  return c;
+}
+
+namespace {
+
+ModelResult run_model(const std::string& name, bool smoke, const Budget& budget) {
+  const ModelCase c = model_case(name, smoke);
+  ModelResult out;
+  out.shapes = c.shapes;
   // Fused first, so its compile time is not shortened by kernels the
   // unfused compile left in the cache.
   int64_t t0 = monotonic_ns();
-  kiln::CompiledFunction cf = kiln::compile(f);
+  kiln::CompiledFunction cf = kiln::compile(c.fn);
   const double compile_s = since(t0);
   kiln::CompileOptions unfused;
   unfused.fuse = false;
-  out.kernels_unfused = kiln::compile(f, unfused).num_kernels();
-  out.row = run_budgeted(cf, inputs, budget, [&](const kiln::Tensor& y) {
-    return name == "mlp_issue6" ? check_mlp(inputs, y)
-                                : check_with_interpreter(script, m, inputs, y);
-  });
+  out.kernels_unfused = kiln::compile(c.fn, unfused).num_kernels();
+  out.row = run_budgeted(cf, c.inputs, budget, c.check);
   out.row.compile_s = compile_s;
-  out.row.input_sum = input_sum(inputs);
+  out.row.input_sum = input_sum(c.inputs);
   out.row.kernels = cf.num_kernels();
-  if (m.file == "mlp.kiln") out.row.flops = mlp_flops(m);
+  out.row.flops = c.flops;
   return out;
 }
 

@@ -12,11 +12,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "bench/bench_util.h"
 #include "bench/kiln_rows.h"
+#include "kiln/kiln.h"
 
 namespace kiln::bench {
 
@@ -25,6 +27,20 @@ struct ModelResult {
   int kernels_unfused = 0;  // CompileOptions::fuse = false
   std::string shapes;       // "x 256x1024, w1 1024x4096, ..." for the table
 };
+
+// A model's lowered function, its inputs (host tensors, bench_data.h's
+// formula) and the check of its first output (a host tensor; returns the
+// worst error as a fraction of the tolerance, <= 1 passes). The GPU bench
+// (bench/gpu/) runs the same cases on a device. Names: "mlp_issue6", "mlp",
+// "transformer", "conv_block".
+struct ModelCase {
+  kiln::Function fn;
+  std::vector<kiln::Tensor> inputs;
+  std::string shapes;  // "x 256x1024, w1 1024x4096, ..."
+  double flops = 0;    // the MLP's two matmuls; 0 for the others
+  std::function<double(const kiln::Tensor&)> check;
+};
+ModelCase model_case(const std::string& name, bool smoke);
 
 // The MLP at issue 6's sizes (smoke: 16x64 -> 256 -> 64).
 ModelResult run_mlp_row(bool smoke, const Budget& budget);

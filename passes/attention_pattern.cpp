@@ -4,7 +4,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include <functional>
+#include <map>
+#include <set>
+
+#include "ir/interpreter.h"
 #include "ir/op_registry.h"
+#include "kiln/error.h"
+#include "passes/fuse.h"
 #include "passes/lower/lower_graph.h"
 
 namespace kiln::passes {
@@ -113,13 +120,52 @@ std::optional<std::vector<bool>> compare_samples(const ir::Value* mask) {
   return out;
 }
 
-// Whether `mask` is a constant bool tensor (its compare folded) that holds
-// `when` exactly where a key j comes after the query i.
+// The value of `v` when a few cheap nodes (cheap_to_recompute) compute it
+// from constants alone and it is small: evaluated by the interpreter (a mask
+// built with torch.tril that constant folding left as ops at this size).
+std::optional<Tensor> constant_value(const ir::Value* v) {
+  const ir::Type& t = v->type();
+  if (!t.is_tensor() || !ir::dims_are_static(t.dims()) ||
+      shape_numel(ir::static_shape(t.dims())) > (int64_t(1) << 20)) {
+    return std::nullopt;
+  }
+  std::vector<const ir::Node*> order;
+  std::set<const ir::Node*> seen;
+  std::function<bool(const ir::Value*)> visit = [&](const ir::Value* x) {
+    const ir::Node* p = x->producer();
+    if (!p || p->num_outputs() != 1) return false;
+    if (seen.count(p)) return true;
+    if (p->op() != "constant" && !cheap_to_recompute(*p)) return false;
+    for (const ir::Value* in : p->inputs()) {
+      if (!visit(in)) return false;
+    }
+    seen.insert(p);
+    order.push_back(p);
+    return order.size() <= 16;
+  };
+  if (!visit(v)) return std::nullopt;
+  ir::Graph g("mask");
+  std::map<const ir::Value*, ir::Value*> copy;
+  for (const ir::Node* p : order) {
+    std::vector<ir::Value*> ins;
+    for (const ir::Value* in : p->inputs()) ins.push_back(copy.at(in));
+    ir::Node* n = g.add_node(p->op(), ins, p->attrs(), {p->output()->type()});
+    copy[p->output()] = n->output();
+  }
+  g.set_outputs({copy.at(v)});
+  try {
+    return ir::interpret(g, {}).at(0);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// Whether `mask` is a bool tensor of constants (folded, or computed from
+// constants: constant_value) that holds `when` exactly where a key j comes
+// after the query i.
 bool constant_future(const ir::Value* mask, bool when) {
-  const ir::Node* p = mask->producer();
-  if (!p || p->op() != "constant") return false;
-  const ir::AttrValue* a = p->attrs().find("value");
-  const Tensor* t = a ? std::get_if<Tensor>(a) : nullptr;
+  std::optional<Tensor> value = constant_value(mask);
+  const Tensor* t = value ? &*value : nullptr;
   if (!t || t->dtype() != DType::Bool || t->dim() < 2 || t->numel() > (int64_t(1) << 22)) {
     return false;
   }

@@ -426,7 +426,7 @@ AutotuneReport autotune_groups(const ir::Graph& g, std::vector<passes::KernelGro
   for (passes::KernelGroup& grp : groups) {
     passes::AlgorithmChoice& choice = grp.algorithm;
     const ir::Node* n = contraction_of(grp);
-    if (choice.name.empty() || !n) continue;
+    if (choice.name.empty() || !n || grp.attention) continue;  // a fused attention: one algorithm
     ++report.contractions;
     if (!options.cpu.empty()) {
       not_tuned(choice, "code is generated for cpu '" + options.cpu + "', not this host", report);

@@ -99,6 +99,7 @@ std::vector<passes::KernelGroup> fusion_groups(const ir::Graph& g, const Compile
                                                const passes::Target& target) {
   passes::FusionOptions fo;
   fo.fuse = o.fuse;
+  fo.attention = target.is_cpu();  // only the CPU has a fused attention generator
   std::vector<passes::KernelGroup> groups = passes::group_kernels(g, fo);
   passes::choose_algorithms(groups, target);
   return groups;

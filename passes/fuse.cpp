@@ -18,6 +18,7 @@
 #include <set>
 
 #include "kiln/error.h"
+#include "passes/attention_pattern.h"
 
 namespace kiln::passes {
 
@@ -113,6 +114,7 @@ class Grouper {
     std::vector<std::string> fused;  // what joined it, in order
     std::set<int> deps;              // groups it reads from
     bool alive = true;
+    bool attention = false;  // a fused attention (place_attention)
     // Epilogue frontier: values an epilogue may read, each at its root's index.
     std::map<const ir::Value*, const ir::Node*> frontier;
   };
@@ -429,7 +431,50 @@ class Grouper {
     return !computed || chain->size() <= kMaxRecomputedChain;
   }
 
+  // matmul(softmax(f(matmul(q, kt))), v) as one kernel (attention_pattern.h):
+  // the scores kernel (the product with its elementwise ops as epilogue) and
+  // the softmax kernel merge into the kernel of the product by the values.
+  // False (and `why_not` set when it looks like attention) otherwise.
+  bool place_attention(const ir::Node* n, std::string* why_not) {
+    std::optional<AttentionMatch> m = match_attention(g_, *n, why_not);
+    if (!m) return false;
+    const int g1 = group_of_value(m->qk->output()), g2 = group_of_value(m->softmax->output());
+    std::vector<const ir::Node*> scores{m->qk};
+    scores.insert(scores.end(), m->chain.begin(), m->chain.end());
+    auto holds = [&](int id, std::vector<const ir::Node*> want) {
+      if (id < 0) return false;
+      std::vector<const ir::Node*> have = groups_[size_t(id)].nodes;
+      std::sort(have.begin(), have.end());
+      std::sort(want.begin(), want.end());
+      return have == want;
+    };
+    if (g1 == g2 || !holds(g1, scores) || !holds(g2, {m->softmax})) {
+      *why_not = "not fused as attention: the scores or the softmax share a kernel with other ops";
+      return false;
+    }
+    int id = int(groups_.size());
+    groups_.emplace_back();
+    std::string ops = "matmul";
+    for (const ir::Node* c : m->chain) ops += " -> " + c->op();
+    groups_.back().reason = "attention fused: " + ops +
+                            " -> softmax -> matmul in one kernel (online softmax over key "
+                            "blocks; the scores never reach memory)";
+    if (m->causal) groups_.back().reason += "; causal mask: key blocks above the diagonal skipped";
+    merge(g1, id, "scores kernel merged");
+    merge(g2, id, "softmax kernel merged");
+    Group& grp = groups_[size_t(id)];
+    grp.kind = GroupKind::Contraction;
+    grp.attention = true;
+    grp.frontier.clear();
+    recompute_inputs(n, id);
+    add_node(id, n);
+    note_root(id, n);
+    return true;
+  }
+
   void place_contraction(const ir::Node* n) {
+    std::string attention_note;
+    if (o_.attention && place_attention(n, &attention_note)) return;
     int id = int(groups_.size());
     groups_.emplace_back();
     Group& grp = groups_.back();
@@ -437,6 +482,7 @@ class Grouper {
     grp.reason = category_of(*n) + " op '" + n->op() +
                  "' starts its own kernel (its operands are read many times, so computing "
                  "producers are not fused into it)";
+    if (!attention_note.empty()) grp.reason += "; " + attention_note;
     recompute_inputs(n, id);
     add_node(id, n);
     note_root(id, n);
@@ -572,6 +618,7 @@ class Grouper {
       kg.nodes = grp.nodes;
       kg.recomputed = grp.recomputed;
       kg.reason = reason_of(grp);
+      kg.attention = grp.attention;
       out.push_back(std::move(kg));
     }
     return out;
@@ -615,8 +662,28 @@ std::vector<KernelGroup> group_kernels(const ir::Graph& g, const FusionOptions& 
   return Grouper(g, options).run();
 }
 
+namespace {
+
+AlgorithmChoice attention_choice() {
+  AlgorithmCandidate c;
+  c.name = "attention.flash";
+  c.note = "scores, softmax and values in one pass over key blocks per block of query rows";
+  c.score = 1;
+  AlgorithmChoice a;
+  a.name = c.name;
+  a.reason = "heuristic: the fused attention's one algorithm";
+  a.candidates = {c};
+  return a;
+}
+
+}  // namespace
+
 void choose_algorithms(std::vector<KernelGroup>& groups, const Target& target) {
   for (KernelGroup& grp : groups) {
+    if (grp.attention) {
+      grp.algorithm = attention_choice();
+      continue;
+    }
     for (const ir::Node* n : grp.nodes) {
       if (has_algorithms(n->op())) grp.algorithm = choose_algorithm(*n, target);
     }

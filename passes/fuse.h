@@ -51,12 +51,19 @@ struct KernelGroup {
   // For a group with a contraction node (matmul, conv2d, ...): the algorithm it
   // runs, the candidates and why (set by choose_algorithms or the autotuner).
   AlgorithmChoice algorithm;
+  // A fused attention (passes/attention_pattern.h): the scores matmul, its
+  // elementwise ops, the softmax and the matmul by the values, run as
+  // "attention.flash".
+  bool attention = false;
 };
 
 struct FusionOptions {
   bool fuse = true;      // false: one group per node (the unfused baseline)
   int max_buffers = 64;  // buffer parameters of one kernel
   int max_nodes = 128;   // nodes of one kernel
+  // Fuse attention (matmul -> scale/mask -> softmax -> matmul) into one kernel:
+  // the CPU has a generator for it ("attention.flash"), the GPU not yet.
+  bool attention = false;
 };
 
 std::vector<KernelGroup> group_kernels(const ir::Graph& g, const FusionOptions& options = {});

@@ -11,6 +11,8 @@
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
 #include "passes/algorithms.h"
+#include "passes/attention_pattern.h"
+#include "passes/lower/cpu/attention.h"
 #include "passes/lower/lower_internal.h"
 #include "passes/schedule/schedule.h"
 
@@ -194,6 +196,8 @@ class GroupLowering {
                   const std::vector<const ir::Node*>& epilogue);
   void lower_node(const ir::Node& n);
   RootFn algorithm_root(const ir::Node& n, const OpLowering& l) const;
+  void find_attention();
+  void lower_attention(const ir::Node& n, const OpLowering& l);
   LoweredKernel finish(const std::string& name);
 
   const ir::Graph& g_;
@@ -205,6 +209,7 @@ class GroupLowering {
   std::unordered_map<const ir::Value*, std::vector<const ir::Node*>> users_;
   std::unordered_map<const ir::Value*, Operand> values_;
   std::vector<Stmt> stmts_;
+  std::optional<AttentionMatch> attention_;  // the group is one fused attention
 };
 
 // Whether `e` is worth storing rather than recomputing at each use: it calls
@@ -416,6 +421,7 @@ void GroupLowering::lower_node(const ir::Node& n) {
   auto it = table.find(n.op());
   KILN_USER_CHECK(it != table.end(), "lower: op '" << n.op() << "' has no lowering to loop IR");
   const OpLowering& l = it->second;
+  if (attention_ && &n == attention_->pv) return lower_attention(n, l);
   NodeLowering nl{n, {}, ctx_};
   for (const ir::Value* v : n.inputs()) nl.inputs.push_back(operand_for(v));
 
@@ -488,7 +494,47 @@ LoweredKernel GroupLowering::finish(const std::string& name) {
   return out;
 }
 
+// An attention group (LowerOptions::algorithm "attention.flash"): the scores
+// matmul, its elementwise ops and the softmax are computed inside the
+// probabilities-times-values root, so they are not lowered on their own.
+void GroupLowering::find_attention() {
+  if (ctx_.options().algorithm != "attention.flash") return;
+  for (const ir::Node* n : nodes_) {
+    if (std::optional<AttentionMatch> m = match_attention(g_, *n)) attention_ = m;
+  }
+  KILN_INTERNAL_CHECK(attention_, "attention.flash: the group holds no attention pattern");
+  done_.insert(attention_->qk);
+  done_.insert(attention_->chain.begin(), attention_->chain.end());
+  done_.insert(attention_->softmax);
+}
+
+void GroupLowering::lower_attention(const ir::Node& n, const OpLowering& l) {
+  const AttentionMatch& m = *attention_;
+  Operand q = operand_for(m.qk->input(0)), kt = operand_for(m.qk->input(1));
+  NodeLowering nl{n, {Operand{}, operand_for(n.input(1))}, ctx_};
+  // The scores as a placeholder, the elementwise ops over it as expressions.
+  const ir::Value* sv = m.qk->output();
+  const DType dt = sv->type().dtype();
+  Expr ph = Var::make({dt, 1}, ctx_.fresh("score"));
+  std::vector<Expr> dims = ctx_.dims(sv->type().dims());
+  values_[sv] = tensor_operand(
+      dt, dims, [ph](const Index&) { return ph; }, sv->type());
+  const LoweringTable& table = lowering_table();
+  for (const ir::Node* c : m.chain) {
+    NodeLowering cl{*c, {}, ctx_};
+    for (const ir::Value* in : c->inputs()) cl.inputs.push_back(operand_for(in));
+    std::vector<Operand> co = table.at(c->op()).pointwise(cl);
+    KILN_INTERNAL_CHECK(co.size() == 1 && co[0].is_tensor(), c->op() << ": attention score op");
+    values_[c->output()] = co[0];
+  }
+  Operand score = values_[m.chain.empty() ? sv : m.chain.back()->output()];
+  const int64_t dv = n.input(1)->type().tensor_type().dims.back().value;
+  lower_root(n, attention_root(q, kt, nl.in(1), ph, score, dims, dv, m.causal), nl,
+             epilogue_of(n, l));
+}
+
 LoweredKernel GroupLowering::run(const std::string& name) {
+  find_attention();
   for (const ir::Node* n : order_) {
     if (!done_.count(n)) lower_node(*n);
     done_.insert(n);

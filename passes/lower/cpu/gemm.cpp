@@ -223,6 +223,13 @@ Stmt MicroTile::update(const Expr& extent, const Operand& a, const Operand& b) c
   return For::make(k, make_int(0), extent, ForKind::Serial, step);
 }
 
+Stmt MicroTile::map(
+    const std::function<Expr(const Expr& i, const Expr& j, const Expr& old)>& value) const {
+  return tile_loops([&](const Expr& i, const Expr& j) {
+    return Store::make(buf_, slot(i, j), cast_to(value(i, j, Load::make(buf_, slot(i, j))), acc_));
+  });
+}
+
 Stmt MicroTile::each(const Visit& visit, const std::function<Expr(const Expr& i)>& row_ok) const {
   return tile_loops(
       [&](const Expr& i, const Expr& j) {

@@ -59,6 +59,8 @@ class MicroTile {
   // for (k, 0, extent) acc[i, j] += a(i, k) * b(j, k): a is broadcast along
   // the row, b is read as vectors along j.
   Stmt update(const Expr& extent, const Operand& a, const Operand& b) const;
+  // acc[i, j] = value(i, j, acc[i, j]) for every element (a rescale).
+  Stmt map(const std::function<Expr(const Expr& i, const Expr& j, const Expr& old)>& value) const;
   // visit(i, j, acc[i, j]) for every element whose row passes `row_ok` (when
   // set); the statements may be stores of any kind (the epilogue).
   Stmt each(const Visit& visit, const std::function<Expr(const Expr& i)>& row_ok = {}) const;

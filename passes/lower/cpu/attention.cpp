@@ -1,0 +1,270 @@
+// The CPU's fused attention kernel (see attention.h for the nest).
+#include "passes/lower/cpu/attention.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "ir/loop/simplify.h"
+#include "kiln/error.h"
+#include "passes/lower/cpu/gemm_internal.h"
+#include "passes/schedule/schedule.h"
+
+namespace kiln::passes::lower {
+
+using namespace kiln::loop;  // NOLINT
+using gemm_detail::ceil_div;
+using gemm_detail::guard_loads;
+using gemm_detail::MicroTile;
+using gemm_detail::parallel_tasks;
+
+namespace {
+
+// Query rows per task: a multiple of the micro-rows, so tasks never share one.
+constexpr int64_t kQueryRowsPerTask = 64;
+
+Expr lowest_finite(DType t) {
+  return t == DType::F64 ? imm(t, -std::numeric_limits<double>::max())
+                         : imm(t, -double(std::numeric_limits<float>::max()));
+}
+
+// `loop` (over `var`, accumulating into scalars) vectorized when it can be.
+Stmt reduce_loop(const Stmt& loop, const Expr& var, int lanes) {
+  const std::string& name = var.as<Var>()->name;
+  if (lanes > 1 && !why_not_vectorize_reduction(loop, name, lanes, 1)) {
+    return vectorize_reduction(loop, name, lanes, 1);
+  }
+  return loop;
+}
+
+Stmt map_loop(const Stmt& loop, const Expr& var) {
+  const std::string& name = var.as<Var>()->name;
+  return why_not_vectorize(loop, name) ? loop : vectorize(loop, name);
+}
+
+}  // namespace
+
+Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuTarget& target) {
+  const DType acc = spec.acc;
+  const int lanes = std::max(1, target.lanes(int(dtype_size(acc))));
+  // The value tile's lanes: no wider than the values' dim needs.
+  int olanes = lanes;
+  while (olanes > 1 && olanes / 2 >= spec.Dv) olanes /= 2;
+  const int nv_o = int((spec.Dv + olanes - 1) / olanes);
+  const int nv_s = 2;
+  const int64_t NS = int64_t(nv_s) * lanes;  // keys per block
+  const int mr = std::clamp((target.vector_registers - 4) / (nv_o + nv_s), 1, 6);
+  const int64_t QC = (kQueryRowsPerTask + mr - 1) / mr * mr;
+  const Expr T = spec.T, S = spec.S, D = spec.D;
+  const Expr zero = make_int(0);
+
+  Expr qblocks = ceil_div(T, QC);
+  Expr tasks = simplify(product(spec.batch) * qblocks);
+  Expr work = simplify(make_int(QC) * S * (D + make_int(spec.Dv)));
+  return parallel_tasks(ctx, tasks, work, target, [&](const Expr& t) {
+    Index bi;
+    Expr qc = t;
+    if (!spec.batch.empty()) {
+      bi = unflatten(simplify(t / qblocks), spec.batch);
+      qc = simplify(t % qblocks);
+    }
+    Expr q0 = Var::make(i64_t(), ctx.fresh("q0"));
+    Expr kend = Var::make(i64_t(), ctx.fresh("kend"));
+    Expr sp = Var::make(i64_t(), ctx.fresh("sp"));
+    Buf kt = ctx.scratch_buf("kt_p", acc);
+
+    // The task's keys, transposed to [d][j] (zeros past kend).
+    Expr pj = ctx.loop_var("j"), pd = ctx.loop_var("d");
+    Stmt pack = Store::make(
+        kt, pd * sp + pj, guard_loads(cast_to(spec.kt(bi, pd, min(pj, max(kend - make_int(1), zero))), acc),
+                                      pj < kend));
+    pack = For::make(pj, zero, sp, ForKind::Serial, For::make(pd, zero, D, ForKind::Serial, pack));
+
+    // One block of mr query rows.
+    Expr ir = ctx.loop_var("ir");
+    Expr i0 = Var::make(i64_t(), ctx.fresh("i0"));
+    Expr last_row = simplify(T - make_int(1));
+    auto row = [&](const Expr& i) { return min(i0 + i, last_row); };
+    MicroTile o(ctx, mr, nv_o, olanes, acc, target.fma);
+    MicroTile s(ctx, mr, nv_s, lanes, acc, target.fma);
+    Buf pb = ctx.scratch_buf("p", acc), mb = ctx.scratch_buf("m", acc),
+        lb = ctx.scratch_buf("l", acc), ab = ctx.scratch_buf("alpha", acc);
+    auto slot = [&](const Expr& i, const Expr& j) { return i * make_int(NS) + j; };
+
+    std::vector<Stmt> init{o.fill([&](const Expr&, const Expr&) { return imm(acc, 0); })};
+    for (int i = 0; i < mr; ++i) {
+      init.push_back(Store::make(mb, make_int(i), lowest(acc)));
+      init.push_back(Store::make(lb, make_int(i), imm(acc, 0)));
+    }
+
+    // The key block j0.
+    Expr kb = ctx.loop_var("kb");
+    Expr j0 = Var::make(i64_t(), ctx.fresh("j0"));
+    std::vector<Stmt> block;
+    block.push_back(s.fill([&](const Expr&, const Expr&) { return imm(acc, 0); }));
+    block.push_back(s.update(
+        D, [&](const Expr& i, const Expr& d) { return cast_to(spec.q(bi, row(i), d), acc); },
+        [&](const Expr& j, const Expr& d) { return Load::make(kt, d * sp + j0 + j); }));
+    block.push_back(s.each([&](const Expr& i, const Expr& j, const Expr& c) {
+      Expr key = j0 + j;
+      Expr in = key < S;
+      Expr scored = guard_loads(cast_to(spec.score(bi, row(i), min(key, S - make_int(1))), acc), in);
+      Expr value = Select::make(in, scored, lowest(acc));
+      return LetStmt::make(spec.score_var, cast_to(c, spec.score_var.type().dtype),
+                           Store::make(pb, slot(i, j), value));
+    }));
+    // The online softmax, row by row.
+    for (int i = 0; i < mr; ++i) {
+      Expr ii = make_int(i);
+      Scratch mx = make_scratch(ctx, "mx", acc), sum = make_scratch(ctx, "sum", acc);
+      Expr j = ctx.loop_var("j"), j2 = ctx.loop_var("j"), j3 = ctx.loop_var("j");
+      Stmt max_loop = reduce_loop(For::make(j, zero, make_int(NS), ForKind::Serial,
+                                            mx.store(max(mx.load(), Load::make(pb, slot(ii, j))))),
+                                  j, lanes);
+      Expr m_new = Var::make({acc, 1}, ctx.fresh("m_new"));
+      Expr m_safe = Var::make({acc, 1}, ctx.fresh("m_safe"));
+      Stmt exp_loop = map_loop(
+          For::make(j2, zero, make_int(NS), ForKind::Serial,
+                    Store::make(pb, slot(ii, j2), call("exp", {Load::make(pb, slot(ii, j2)) - m_safe}))),
+          j2);
+      Stmt sum_loop = reduce_loop(For::make(j3, zero, make_int(NS), ForKind::Serial,
+                                            sum.store(sum.load() + Load::make(pb, slot(ii, j3)))),
+                                  j3, lanes);
+      Expr alpha = call("exp", {Load::make(mb, ii) - m_safe});
+      Stmt after = Block::make({
+          Store::make(ab, ii, alpha),
+          exp_loop,
+          sum.store(imm(acc, 0)),
+          sum_loop,
+          Store::make(lb, ii, Load::make(lb, ii) * Load::make(ab, ii) + sum.load()),
+          Store::make(mb, ii, m_new),
+      });
+      after = LetStmt::make(m_safe, max(m_new, lowest_finite(acc)), after);
+      after = LetStmt::make(m_new, max(Load::make(mb, ii), mx.load()), after);
+      block.push_back(
+          allocate({mx, sum}, Block::make({mx.store(lowest(acc)), max_loop, after})));
+    }
+    block.push_back(o.map([&](const Expr& i, const Expr&, const Expr& old) {
+      return old * Load::make(ab, i);
+    }));
+    Expr dv = make_int(spec.Dv);
+    block.push_back(o.update(
+        simplify(min(make_int(NS), S - j0)),
+        [&](const Expr& i, const Expr& jj) { return Load::make(pb, slot(i, jj)); },
+        [&](const Expr& e, const Expr& jj) {
+          return guard_loads(cast_to(spec.v(bi, j0 + jj, min(e, dv - make_int(1))), acc), e < dv);
+        }));
+    Stmt kbody = LetStmt::make(j0, kb * make_int(NS), Block::make(block));
+    Expr keys = spec.causal ? simplify(min(S, i0 + make_int(mr))) : S;
+    Stmt kloop = For::make(kb, zero, ceil_div(keys, NS), ForKind::Serial, kbody);
+
+    Stmt out = o.each(
+        [&](const Expr& i, const Expr& e, const Expr& c) {
+          Expr value = c / Load::make(lb, i);
+          value = simplify(Select::make(S == zero, imm(acc, 0), value));
+          return IfThenElse::make(e < dv, spec.store(bi, i0 + i, e, value));
+        },
+        [&](const Expr& i) { return i0 + i < T; });
+    Stmt rows = Block::make({Block::make(init), kloop, out});
+    rows = s.allocate(o.allocate(rows));
+    for (const Buf& b : {pb, mb, lb, ab}) {
+      int64_t n = b.get() == pb.get() ? mr * NS : mr;
+      rows = Allocate::make(b, make_int(n), MemoryScope::Stack, rows);
+    }
+    rows = LetStmt::make(i0, q0 + ir * make_int(mr), rows);
+    Expr row_blocks = ceil_div(simplify(min(make_int(QC), T - q0)), mr);
+    Stmt body = Block::make({pack, For::make(ir, zero, row_blocks, ForKind::Serial, rows)});
+    body = Allocate::make(kt, simplify(max(D, make_int(1)) * sp), MemoryScope::Heap, body);
+    body = LetStmt::make(sp, simplify(ceil_div(kend, NS) * make_int(NS)), body);
+    Expr kend_value = spec.causal ? simplify(min(S, q0 + make_int(QC))) : S;
+    body = LetStmt::make(kend, kend_value, body);
+    return LetStmt::make(q0, simplify(qc * make_int(QC)), body);
+  });
+}
+
+}  // namespace kiln::passes::lower
+
+namespace kiln::passes::lower {
+
+namespace {
+
+// Batch dims of an operand (the first `rank` of `dims`) aligned right against
+// a batch index; static size-1 dims read index 0.
+Index batch_of(const std::vector<Expr>& dims, size_t rank, const Index& outer) {
+  Index idx;
+  const size_t lead = outer.size() - rank;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t s = 0;
+    idx.push_back(is_const_int(dims[d], &s) && s == 1 ? make_int(0) : outer[lead + d]);
+  }
+  return idx;
+}
+
+// The stride parameters of the kernel's inputs along their last dim that
+// `s` uses: versioning on them being 1 turns gathers into vector loads.
+std::vector<std::pair<std::string, int64_t>> last_dim_strides(LowerContext& ctx, const Stmt& s) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const ScalarParam& p : ctx.scalars()) {
+    if (p.role != ScalarRole::Stride) continue;
+    const BufferParam& b = ctx.buffers()[size_t(p.buffer)];
+    const std::string& name = p.var.as<Var>()->name;
+    if (p.dim + 1 == int(b.shape.size()) && loop::uses_var(s, name)) out.push_back({name, 1});
+  }
+  return out;
+}
+
+}  // namespace
+
+RootFn attention_root(const Operand& q, const Operand& kt, const Operand& v, const Expr& score_var,
+                      const Operand& score, const std::vector<Expr>& score_dims, int64_t dv,
+                      bool causal) {
+  return [=](NodeLowering& n, const std::vector<OutBuf>& outs) {
+    KILN_INTERNAL_CHECK(n.ctx.options().target.is_cpu(), "attention.flash on a non-CPU target");
+    const OutBuf out = outs[0];
+    const size_t sb = score_dims.size() - 2, qb = size_t(q.rank()) - 2,
+                 kb = size_t(kt.rank()) - 2, vb = size_t(v.rank()) - 2;
+    AttentionSpec spec;
+    spec.batch.assign(out.dims.begin(), out.dims.end() - 2);
+    spec.T = score_dims[sb];
+    spec.S = score_dims[sb + 1];
+    spec.D = q.dims.back();
+    spec.Dv = dv;
+    spec.acc = n.out_dtype();
+    spec.causal = causal;
+    spec.q = [=](const Index& b, const Expr& i, const Expr& d) {
+      Index idx = batch_of(q.dims, qb, batch_of(score_dims, sb, b));
+      idx.push_back(i);
+      idx.push_back(d);
+      return q.at(idx);
+    };
+    spec.kt = [=](const Index& b, const Expr& d, const Expr& j) {
+      Index idx = batch_of(kt.dims, kb, batch_of(score_dims, sb, b));
+      idx.push_back(d);
+      idx.push_back(j);
+      return kt.at(idx);
+    };
+    spec.v = [=](const Index& b, const Expr& j, const Expr& e) {
+      Index idx = batch_of(v.dims, vb, b);
+      idx.push_back(j);
+      idx.push_back(e);
+      return v.at(idx);
+    };
+    spec.score_var = score_var;
+    spec.score = [=](const Index& b, const Expr& i, const Expr& j) {
+      Index idx = batch_of(score_dims, sb, b);
+      idx.push_back(i);
+      idx.push_back(j);
+      return score.at(idx);
+    };
+    spec.store = [out](const Index& b, const Expr& i, const Expr& e, const Expr& value) {
+      Index idx = b;
+      idx.push_back(i);
+      idx.push_back(e);
+      return store_at(out, idx, value);
+    };
+    Stmt s = generate_attention(n.ctx, spec, n.ctx.options().target.cpu);
+    std::vector<std::pair<std::string, int64_t>> used = last_dim_strides(n.ctx, s);
+    return used.empty() ? s : specialize(s, used);
+  };
+}
+
+}  // namespace kiln::passes::lower

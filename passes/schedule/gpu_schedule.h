@@ -60,10 +60,11 @@ loop::Kernel gpu_pointwise(const loop::Kernel& k, ir::OpCategory category, const
 // over rows (or several over the same rows, each row of one depending only
 // on the same row of the one before), whose body reduces and writes along the
 // row, runs one team of threads per row: each thread accumulates a strided
-// partial, the partials meet in a fixed tree in shared memory (barrier
-// phases, no atomics: the result does not depend on timing), every thread
-// reads the row's result, and the loops over the row are spread over the
-// team. Rows along which memory is contiguous get a warp or more per row
+// partial, each warp combines its partials with shuffles (warp_reduce_<op>,
+// ir/loop/warp.h) and a row of several warps folds one shared partial per
+// warp after one barrier; columns meet in a fixed tree in shared memory. No
+// atomics: the result does not depend on timing. Every thread reads the
+// row's result, and the loops over the row are spread over the team. Rows along which memory is contiguous get a warp or more per row
 // (several rows per block when short) and, when a row fits in row_cache
 // elements per thread, keep it in GpuLocal registers; reductions over an
 // outer dim (columns) give adjacent threads adjacent columns; a reduction of

@@ -37,12 +37,11 @@ struct GpuScheduleOptions {
   // kernel writes are `vector_lanes`-lane dense accesses at indices that are
   // multiples of the lane count.
   int64_t vector_lanes = 4;
-  // Whether buffers the kernel only reads are as aligned as those it writes
-  // (16 bytes): then their dense runs are vector loads too. Buffers a kernel
-  // writes come from the plan's allocator (64-byte aligned); a user's input
-  // may be a view at any element offset, so by default inputs are read with
-  // scalar loads.
-  bool aligned_inputs = false;
+  // Inputs' runs along the innermost dim are read with dense vector loads on
+  // the pointwise fast path (a version taken when their stride parameters
+  // are 1 in the call; the CUDA C checks each access's alignment at run time,
+  // kiln_vload, so a view at any offset is fine); true keeps scalar loads.
+  bool scalar_input_loads = false;
   // Pointwise kernels get a second version with 32-bit coordinate math,
   // taken when every flat index of the kernel fits in int32.
   bool index32 = true;

@@ -367,6 +367,38 @@ TEST(GpuPointwise, NonContiguousInputsAreReadThroughTheirStrides) {
   expect_match(rows, {transposed, random_tensor({8}, DType::F32, 22)}, "transposed input");
 }
 
+// Inputs along the innermost dim: one dense 4-lane load each on the fast
+// path, in a version taken when their stride parameters are 1 in the call
+// (views at any offset too: the CUDA C checks alignment per access); other
+// strides (a step of 2, a broadcast's 0) take the scalar version.
+TEST(GpuPointwise, InputsAreReadWithDenseVectorLoadsWhenTheirStrideIsOne) {
+  Both flat = both("chain", {{"x", {sym("N")}}, {"y", {sym("N")}}});
+  std::string loops = flat.loops();
+  EXPECT_HAS(loops, "if (((x_s0 == 1) && (y_s0 == 1))) {");
+  EXPECT_HAS(loops, "x_v[ramp(0, 1, 4)] = x[ramp(gpu_e, 1, 4)]");
+  EXPECT_HAS(loops, "y_v[ramp(0, 1, 4)] = y[ramp(gpu_e, 1, 4)]");
+  EXPECT_HAS(loops, "sigmoid(x_v[3])");
+  Both rows = both("chain", {{"x", {sym("N"), sym("D")}}, {"y", {sym("D")}}});
+  EXPECT_HAS(rows.loops(), "x_v[ramp(0, 1, 4)] = x[ramp(");
+  EXPECT_HAS(rows.loops(), "y_v[ramp(0, 1, 4)] = y[ramp(");
+  for (int64_t n : {1, 7, 33, 1023}) {
+    Tensor xb = random_tensor({2 * n + 3}, DType::F32, uint64_t(n) + 30);
+    Tensor yb = random_tensor({2 * n + 3}, DType::F32, uint64_t(n) + 31);
+    const std::string at = " n=" + std::to_string(n);
+    expect_match(flat, {xb.view_as_strided({n}, {1}, 1), yb.view_as_strided({n}, {1}, 3)},
+                 "offset views" + at);
+    expect_match(flat, {xb.view_as_strided({n}, {2}, 0), yb.view_as_strided({n}, {1}, 0)},
+                 "a stride of 2" + at);
+    expect_match(flat, {xb.view_as_strided({n}, {0}, 2), yb.view_as_strided({n}, {1}, 2)},
+                 "a broadcast" + at);
+  }
+  for (int64_t d : {4, 8, 12, 36}) {
+    Tensor xb = random_tensor({3 * d + 1}, DType::F32, uint64_t(d) + 32);
+    expect_match(rows, {xb.view_as_strided({3, d}, {d, 1}, 1), random_tensor({d}, DType::F32, 5)},
+                 "rows at an offset, D=" + std::to_string(d));
+  }
+}
+
 // Hand-built kernels: what each schedule refuses stays for gpu_map.
 loop::Expr v(const char* n) {
   return loop::Var::make(loop::i64_t(), n);

@@ -11,6 +11,7 @@
 #include "codegen/cuda/emitter_internal.h"
 #include "ir/loop/extra_math.h"
 #include "ir/loop/visitor.h"
+#include "ir/loop/warp.h"
 #include "kiln/element.h"
 #include "kiln/error.h"
 
@@ -627,6 +628,7 @@ Value KernelEmitter::ramp(const loop::Ramp* op) {
 Value KernelEmitter::call(const loop::Call* op) {
   const int n = op->type.lanes;
   KILN_INTERNAL_CHECK(!op->args.empty(), "cuda emitter: call " << op->name << " without arguments");
+  if (std::optional<BinOp> w = loop::warp_reduce_op(op->name)) return warp_reduce(op, *w);
   const DType at = op->args[0].type().dtype;
   std::vector<Value> args;
   for (const Expr& a : op->args) {

@@ -89,6 +89,8 @@ class KernelEmitter {
   Value load(const loop::Load* op);
   Value ramp(const loop::Ramp* op);
   Value call(const loop::Call* op);
+  // warp_reduce_<op> (ir/loop/warp.h) as __shfl_xor_sync steps (emit_warp.cpp).
+  Value warp_reduce(const loop::Call* op, loop::BinOp combine);
   Value literal(const loop::Expr& e);
   // `v` as an operand of a helper call or a conditional: constants typed.
   static std::string typed(const Value& v, int k) { return v.lane(k); }

@@ -13,6 +13,7 @@
 
 #include "ir/loop/analysis.h"
 #include "ir/loop/extra_math.h"
+#include "ir/loop/warp.h"
 #include "kiln/element.h"
 #include "kiln/error.h"
 #include "runtime/kernel_status.h"
@@ -360,6 +361,7 @@ class Evaluator {
   Val eval_compare(const Compare* op);
   Val eval_call(const Call* op);
   Val eval_checked_index(const Call* op, const std::vector<Val>& args);
+  Val eval_warp_reduce(const Call* op, BinOp combine);
   Val eval_load(const Load* op);
   void exec_store(const Store* op);
 };
@@ -418,7 +420,42 @@ Val Evaluator::eval_checked_index(const Call* op, const std::vector<Val>& args) 
   return r;
 }
 
+// warp_reduce_<op>(buf[i], W) (ir/loop/warp.h): the butterfly over the copies
+// of buf[i] of this thread's group of W, which earlier thread loops stored.
+Val Evaluator::eval_warp_reduce(const Call* op, BinOp combine) {
+  const Load* l = op->args.size() == 2 ? op->args[0].as<Load>() : nullptr;
+  int64_t width = 0;
+  KILN_INTERNAL_CHECK(l && !l->predicate.defined() && is_const_int(op->args[1], &width) &&
+                          width >= 1 && op->type.lanes == 1,
+                      "loop_eval: malformed " << op->name);
+  const BoundBuffer& b = buffer(l->buf);
+  KILN_INTERNAL_CHECK(b.per_thread && thread_ >= 0,
+                      "loop_eval: " << op->name << " of " << b.name
+                                    << ", not a GPU per-thread buffer in a gpu_thread loop");
+  const int64_t i = eval(l->index).lanes[0].i;
+  const int64_t base = thread_ - thread_ % width;
+  std::vector<Lane> v;
+  for (int64_t t = 0; t < width; ++t) v.push_back(read_lane(b, i, base + t));
+  const DType dt = op->type.dtype;
+  for (int64_t s = width / 2; s >= 1; s /= 2) {
+    std::vector<Lane> next(v.size());
+    for (size_t t = 0; t < v.size(); ++t) {
+      const Lane x = v[t], y = v[t ^ size_t(s)];
+      if (is_floating(dt)) {
+        next[t].f = float_binary(combine, dt, x.f, y.f);
+      } else {
+        next[t].i = wrap_int(dt, int_binary(combine, x.i, y.i));
+      }
+    }
+    v = std::move(next);
+  }
+  Val r = make(op->type);
+  r.lanes[0] = v[size_t(thread_ - base)];
+  return r;
+}
+
 Val Evaluator::eval_call(const Call* op) {
+  if (std::optional<BinOp> w = warp_reduce_op(op->name)) return eval_warp_reduce(op, *w);
   std::vector<Val> args;
   for (const Expr& a : op->args) args.push_back(eval(a));
   KILN_INTERNAL_CHECK(!args.empty(), "loop_eval: call " << op->name << " without arguments");

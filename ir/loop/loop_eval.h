@@ -15,6 +15,8 @@
 //   - a GpuLocal buffer has one copy per thread: an access inside a gpu_thread
 //     loop sees the copy of that loop's current iteration (its thread index),
 //     kept across the phases of the block; fresh scratch of every scope reads 0.
+//   - warp_reduce_<op>(p[i], W) (ir/loop/warp.h) reads the copies of p[i] of
+//     the thread's group of W threads, which earlier thread loops stored;
 // Every unmasked Load and Store is bounds-checked against the buffer's storage,
 // so an indexing bug is an InternalError here instead of silent corruption.
 #pragma once

@@ -37,6 +37,10 @@
 //                             that outlives one barrier phase)
 //   gpu-local-access          a GpuLocal buffer is loaded and stored only inside
 //                             a GpuThread loop (each thread has its own copy)
+//   warp-reduce               a warp_reduce_<op> call (ir/loop/warp.h) is scalar,
+//                             inside a GpuThread loop, reduces a load of a GpuLocal
+//                             buffer (no predicate) and has a constant power-of-two
+//                             width of at most 32
 //
 // Allowed on purpose: a Parallel loop inside a Parallel loop (the LLVM backend
 // outlines both, and the runtime runs a nested parallel_for serially on the
@@ -53,6 +57,7 @@
 #include <unordered_set>
 
 #include "ir/loop/visitor.h"
+#include "ir/loop/warp.h"
 #include "kiln/error.h"
 
 namespace kiln::loop {
@@ -223,6 +228,25 @@ class Checker : public IRVisitor {
     std::optional<VType> outer = bind(op->var, [&] { return stmt_text(op); });
     visit(op->body);
     unbind(op->var, outer);
+  }
+
+  void visit_node(const Call* op) override {
+    if (warp_reduce_op(op->name)) {
+      const Load* l = op->args.size() == 2 ? op->args[0].as<Load>() : nullptr;
+      int64_t w = 0;
+      std::string bad;
+      if (op->type.lanes != 1) {
+        bad = "is a vector";
+      } else if (gpu_thread_ == 0) {
+        bad = "is outside any gpu_thread loop";
+      } else if (!l || l->predicate.defined() || !gpu_local_.count(l->buf.get())) {
+        bad = "does not reduce an unpredicated load of a GPU per-thread (gpu_local) buffer";
+      } else if (!is_const_int(op->args[1], &w) || w < 1 || w > 32 || (w & (w - 1)) != 0) {
+        bad = "has a width that is not a constant power of two up to 32";
+      }
+      if (!bad.empty()) expr_problem("warp-reduce", "'" + op->name + "' " + bad, op);
+    }
+    IRVisitor::visit_node(op);
   }
 
   void visit_node(const Barrier* op) override {

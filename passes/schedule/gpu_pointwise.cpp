@@ -28,8 +28,11 @@
 // The dense stores are to the elements the nest writes in order (the store
 // index is the flat element number) of buffers the kernel writes, which the
 // plan allocates (64-byte aligned): an index that is a multiple of the lane
-// count is then 16-byte aligned (f32). Loads stay scalar: an input may be a
-// view at any offset; the lanes of a warp read one contiguous run anyway.
+// count is then 16-byte aligned (f32). Inputs read along the innermost dim
+// get one dense load of the V elements each, in a version taken when their
+// stride parameters are 1 (vector_loads below); an input may be a view at
+// any offset, which the CUDA C's kiln_vload handles by checking alignment
+// per access.
 // The grid comes from the symbolic dims, so one compile serves every size.
 #include <limits>
 #include <map>
@@ -366,13 +369,21 @@ class Pointwise {
       std::map<const BufferNode*, Buf> staged;
       for (const Buf& b : dense) staged[b.get()] = make_buf(names_.fresh(b->name + "_v"), b->dtype);
       const size_t dims = n.vars.size();
-      std::vector<Stmt> lanes;
-      for (int64_t l = 0; l < V; ++l) {
-        Stmt body = StageStores(staged, make_int(l)).mutate(n.body);
-        if (dims > 0) body = substitute(body, name_of(n.vars.back()), n.vars.back() + make_int(l));
-        lanes.push_back(body);
+      auto lanes_of = [&](const Stmt& body) {
+        std::vector<Stmt> lanes;
+        for (int64_t l = 0; l < V; ++l) {
+          Stmt b = StageStores(staged, make_int(l)).mutate(body);
+          if (dims > 0) b = substitute(b, name_of(n.vars.back()), n.vars.back() + make_int(l));
+          lanes.push_back(b);
+        }
+        return lanes;
+      };
+      Stmt fast = at_element(n, e, Block::make(lanes_of(n.body)));
+      if (!o_.scalar_input_loads && dims > 0) {
+        if (std::optional<std::pair<Expr, Stmt>> v = vector_loads(n, lanes_of)) {
+          fast = IfThenElse::make(v->first, at_element(n, e, v->second), fast);
+        }
       }
-      Stmt fast = at_element(n, e, Block::make(lanes));
       std::vector<Stmt> writes;
       for (const Buf& b : dense) {
         const Buf& s = staged[b.get()];
@@ -391,6 +402,132 @@ class Pointwise {
     if (guard) mapped = IfThenElse::make(e < n.elements, mapped);
     return mapped;
   }
+
+  // The fast path's V elements with each input read along the row by one
+  // dense V-lane load (kiln_vload in CUDA C: 128-bit for f32 when the
+  // address is 16-byte aligned at run time, element by element otherwise,
+  // so a view at any offset is still read correctly) into a small array
+  // that the elements then read. An input's run is dense when its index
+  // steps by 1 along the innermost dim: a constant 1, or a stride parameter
+  // `s` that is 1 in this call. Returns the condition (every such `s == 1`,
+  // checked per call from the actual strides; the scalar version runs
+  // otherwise) and the elements' statements with the loads, or nullopt when
+  // no input has such a run. Only unpredicated loads of buffers the kernel
+  // does not write, outside any branch of the body, at indices of the nest's
+  // coordinates and parameters, are taken: their V elements are in the
+  // tensor whenever the fast path's are.
+  template <typename LanesOf>
+  std::optional<std::pair<Expr, Stmt>> vector_loads(const Nest& n, const LanesOf& lanes_of) {
+    const int64_t V = lanes_;
+    const BufUse u = uses_of(n.body);
+    const std::string last = name_of(n.vars.back());
+    std::set<std::string> allowed = scalars_;
+    for (const Expr& v : n.vars) allowed.insert(name_of(v));
+    struct Loads : IRVisitor {
+      using IRVisitor::visit_node;
+      std::vector<const Load*> found;
+      void visit_node(const Load* op) override {
+        found.push_back(op);
+        IRVisitor::visit_node(op);
+      }
+      void visit_node(const IfThenElse* op) override { visit(op->cond); }
+    } loads;
+    loads.visit(n.body);
+    std::vector<Expr> strides;  // stride parameters that must be 1
+    std::vector<std::pair<Buf, Expr>> runs;
+    auto at = [&](const Expr& index, int64_t k) { return substitute(index, last, make_int(k)); };
+    for (const Load* l : loads.found) {
+      if (u.written.count(l->buf.get()) || l->predicate.defined() || l->index.type().lanes != 1)
+        continue;
+      bool plain = true;
+      for (const std::string& v : vars_of(l->index)) plain = plain && allowed.count(v);
+      if (!plain || !vars_of(l->index).count(last)) continue;
+      if (!linear_in(l->index, last)) continue;
+      Expr step = simplify(at(l->index, 1) - at(l->index, 0));
+      int64_t c = 0;
+      if (is_const_int(step, &c)) {
+        if (c != 1) continue;
+      } else if (const Var* sv = step.as<Var>(); sv && scalars_.count(sv->name)) {
+        bool seen = false;
+        for (const Expr& s : strides) seen = seen || equal(s, step);
+        if (!seen) strides.push_back(step);
+      } else {
+        continue;
+      }
+      runs.push_back({l->buf, l->index});
+    }
+    if (runs.empty()) return std::nullopt;
+    Stmt body = n.body;
+    Expr cond = IntImm::make(bool_t(), 1);
+    for (const Expr& s : strides) {
+      body = substitute(body, name_of(s), make_int(1));
+      cond = cond && s == make_int(1);
+    }
+    // One small array per distinct run, filled by one dense load.
+    std::vector<std::tuple<Buf, Expr, Buf>> arrays;  // input, index (stride 1), array
+    for (const auto& [buf, index] : runs) {
+      Expr at = index;
+      for (const Expr& s : strides) at = substitute(at, name_of(s), make_int(1));
+      at = simplify(at);
+      bool seen = false;
+      for (const auto& [b, i, a] : arrays) seen = seen || (b.get() == buf.get() && equal(i, at));
+      if (!seen) arrays.push_back({buf, at, make_buf(names_.fresh(buf->name + "_v"), buf->dtype)});
+    }
+    std::vector<Stmt> lanes = lanes_of(body);
+    for (int64_t l = 0; l < V; ++l) {
+      for (const auto& [b, i, a] : arrays) {
+        Expr lane_index = simplify(substitute(i, last, Var::make(i64_t(), last) + make_int(l)));
+        lanes[size_t(l)] = ReadArray(b, lane_index, Load::make(a, make_int(l))).mutate(lanes[size_t(l)]);
+      }
+    }
+    std::vector<Stmt> fills;
+    for (const auto& [b, i, a] : arrays) {
+      fills.push_back(Store::make(a, Ramp::make(make_int(0), make_int(1), int(V)),
+                                  Load::make(b, Ramp::make(i, make_int(1), int(V)))));
+    }
+    Stmt out = Block::make({Block::make(fills), Block::make(lanes)});
+    for (const auto& [b, i, a] : arrays) out = Allocate::make(a, make_int(V), MemoryScope::Stack, out);
+    return std::pair{simplify(cond), out};
+  }
+
+  // Whether `e` is a sum of terms each the variable times factors free of it.
+  static bool linear_in(const Expr& e, const std::string& var) {
+    if (!vars_of(e).count(var)) return true;
+    if (const Var* v = e.as<Var>()) return v->name == var;
+    if (const Binary* b = e.as<Binary>()) {
+      if (b->op == BinOp::Add || b->op == BinOp::Sub) {
+        return linear_in(b->a, var) && linear_in(b->b, var);
+      }
+      if (b->op == BinOp::Mul) {
+        if (!vars_of(b->a).count(var)) return linear_in(b->b, var);
+        if (!vars_of(b->b).count(var)) return linear_in(b->a, var);
+      }
+    }
+    return false;
+  }
+
+  // Loads of `buf` at `index` read `value` instead.
+  class ReadArray : public IRMutator {
+   public:
+    ReadArray(Buf buf, Expr index, Expr value)
+        : buf_(std::move(buf)), index_(std::move(index)), value_(std::move(value)) {}
+
+   protected:
+    using IRMutator::visit;
+    Expr visit(const Load* op, const Expr& self) override {
+      Expr e = IRMutator::visit(op, self);
+      const Load* l = e.as<Load>();
+      if (l->buf.get() != buf_.get() || l->predicate.defined() || l->index.type().lanes != 1 ||
+          !equal(simplify(l->index), index_)) {
+        return e;
+      }
+      return value_;
+    }
+
+   private:
+    Buf buf_;
+    Expr index_, value_;
+  };
 
   // Stores to the staged buffers go to lane `l` of their small array.
   class StageStores : public IRMutator {

@@ -2,27 +2,34 @@
 // team per row (gpu_schedule.h). Assumes what row_program (gpu_rows.cpp)
 // guarantees of the row's items. Guarantees GPU-mapped loop IR in gpu_map's
 // form that computes what the serial row loops compute, up to the order of
-// float sums and products, which is fixed (a tree over the team's partials)
-// and does not depend on timing:
+// float sums and products, which is fixed (warp shuffles, then a tree over
+// the warps) and does not depend on timing. Rows take whole warps (W lanes,
+// W a multiple of 32):
 //
 //   for (i0_blk, 0, ceil(N / R)) gpu_block {           R rows per block
-//     allocate red0_0[f32 * B] in gpu_shared            partials of one reduction
+//     allocate red0_0[f32 * B / 32] in gpu_shared       one partial per warp (W > 32 only)
 //     allocate acc0[f32 * 1] in gpu_local               per-row scratch, a copy per thread
 //     allocate x_r[f32 * 8] in gpu_local                the thread's elements of a row
+//     allocate acc0_p[f32 * 1] in gpu_local             the thread's partial
 //     for (i0_thr, 0, B) gpu_thread {                   phase: up to the first reduction
 //       let i0 = i0_blk * R + i0_thr / W                its row; i0_lane = i0_thr % W
 //       acc0[0] = -inf
-//       p0[0] = -inf; for (j...) { c = j * W + lane: p0[0] = max(p0[0], x[i0, c]) }
-//       red0_0[i0_thr] = p0[0]
+//       acc0_p[0] = -inf; for (j...) { c = j * W + lane: acc0_p[0] = max(acc0_p[0], x[i0, c]) }
 //     }
-//     barrier
-//     for (i0_thr, 0, B) gpu_thread { if (lane < W/2) { red[thr] = max(red[thr], red[thr + W/2]) }
-//     } barrier ... (log2 W tree steps) for (i0_thr, 0, B) gpu_thread {                   phase:
-//     from the result on
-//       acc0[0] = max(acc0[0], red0_0[i0_thr - lane])  every thread reads the row's result
+//     for (i0_thr, 0, B) gpu_thread {                   no barrier: a warp exchange
+//       W == 32: acc0[0] = max(acc0[0], warp_reduce_max(acc0_p[0], 32)) ... and goes on
+//       W > 32:  w = warp_reduce_max(acc0_p[0], 32); if (thr % 32 == 0) red0_0[thr / 32] = w
+//     }
+//     barrier                                           (W > 32)
+//     for (i0_thr, 0, B) gpu_thread {                   phase: from the result on
+//       acc0[0] = max(acc0[0], tree over red0_0[(thr - lane) / 32 ...])
 //       ... the pointwise loops over the row, spread over the team ...
 //     }
 //   }
+//
+// Columns (a team's threads a warp apart) keep a shared-memory tree: each
+// thread stores its partial in red[thr], log2 W barrier phases halve the
+// live partials, and every thread reads the result.
 //
 // Statements outside the row's loops run on every thread of the team (on its
 // own copy of the per-row scratch) or, when they write kernel memory, on its
@@ -34,11 +41,13 @@
 // same uniform condition. Reductions over an outer dim take the columns
 // layout: a team's threads are i0_thr / R apart and adjacent threads take
 // adjacent columns, so every load of a warp is one contiguous run.
+#include <functional>
 #include <map>
 
 #include "ir/loop/analysis.h"
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
+#include "ir/loop/warp.h"
 #include "kiln/error.h"
 #include "passes/schedule/gpu_internal.h"
 #include "passes/schedule/schedule.h"
@@ -264,7 +273,7 @@ class Scheduler {
 
   std::optional<Kernel> run(std::string* why) {
     plan_cache();
-    std::vector<std::vector<Stmt>> phases;
+    std::vector<Phase> phases;
     int64_t e = 0;
     if (cached_.empty()) {
       phases = build(false);
@@ -272,27 +281,34 @@ class Scheduler {
       phases = build(e <= capacity());
     } else {
       // Both versions, chosen in each phase by the same uniform condition.
-      std::vector<std::vector<Stmt>> fast = build(true), slow = build(false);
+      std::vector<Phase> fast = build(true), slow = build(false);
       KILN_INTERNAL_CHECK(fast.size() == slow.size(), "gpu_reduce: versions differ in phases");
       Expr fits = cache_extent_ <= make_int(capacity());
       for (size_t i = 0; i < fast.size(); ++i) {
-        Stmt a = Block::make(fast[i]), b = Block::make(slow[i]);
-        phases.push_back({equal(a, b) ? a : IfThenElse::make(fits, a, b)});
+        KILN_INTERNAL_CHECK(fast[i].barrier == slow[i].barrier,
+                            "gpu_reduce: versions differ in barriers");
+        Stmt a = Block::make(fast[i].stmts), b = Block::make(slow[i].stmts);
+        phases.push_back({{equal(a, b) ? a : IfThenElse::make(fits, a, b)}, fast[i].barrier});
       }
     }
     int64_t shared = 0;
-    for (const auto& [key, buf] : red_) shared += t_.threads * int64_t(dtype_size(buf->dtype));
+    for (const auto& [key, buf] : red_) shared += red_size() * int64_t(dtype_size(buf->dtype));
     if (shared > target_.shared_memory_per_block) {
       *why = "the partial results need " + std::to_string(shared) +
              " bytes of shared memory, more than a block has";
       return std::nullopt;
     }
     std::vector<Stmt> body;
-    for (const std::vector<Stmt>& ph : phases) {
-      if (!body.empty()) body.push_back(Barrier::make());
-      body.push_back(thread_loop(Block::make(ph)));
+    for (const Phase& ph : phases) {
+      // A phase after a warp exchange needs no barrier: its values move
+      // between the lanes of a warp through shuffles, not memory.
+      if (!body.empty() && ph.barrier) body.push_back(Barrier::make());
+      body.push_back(thread_loop(Block::make(ph.stmts)));
     }
     Stmt block = Block::make(body);
+    for (const Buf& p : warp_order_) {
+      block = Allocate::make(p, make_int(1), MemoryScope::GpuLocal, block);
+    }
     for (const Cached& c : cached_) {
       block = Allocate::make(c.regs, make_int(o_.row_cache), MemoryScope::GpuLocal, block);
     }
@@ -301,7 +317,7 @@ class Scheduler {
       block = Allocate::make(a->buf, a->size, MemoryScope::GpuLocal, block);
     }
     for (const auto& [key, buf] : red_) {
-      block = Allocate::make(buf, make_int(t_.threads), MemoryScope::GpuShared, block);
+      block = Allocate::make(buf, make_int(red_size()), MemoryScope::GpuShared, block);
     }
     Expr grid = p_.row.empty() ? make_int(1)
                                : simplify((p_.rows + make_int(t_.rows - 1)) / make_int(t_.rows));
@@ -312,6 +328,22 @@ class Scheduler {
 
  private:
   int64_t capacity() const { return o_.row_cache * t_.lanes; }
+
+  // One barrier phase, or a phase that follows the last without a barrier.
+  struct Phase {
+    std::vector<Stmt> stmts;
+    bool barrier = true;
+  };
+
+  // Rows of whole warps combine their partials with warp shuffles (a warp per
+  // row: no shared memory and no barrier; a block per row: one shared
+  // partial per warp and one barrier). Columns (a team's threads a warp
+  // apart) keep the shared-memory tree.
+  bool shuffles() const {
+    return !t_.columns && target_.warp_size == kWarp && t_.lanes >= kWarp &&
+           t_.threads % kWarp == 0;
+  }
+  int64_t red_size() const { return shuffles() ? t_.threads / kWarp : t_.threads; }
 
   // Which row elements stay in registers (see the top comment).
   void plan_cache() {
@@ -477,18 +509,23 @@ class Scheduler {
   }
 
   // The phases, each a list of statements of one thread's work.
-  std::vector<std::vector<Stmt>> build(bool cached) {
-    std::vector<std::vector<Stmt>> phases(1);
+  std::vector<Phase> build(bool cached) {
+    std::vector<Phase> phases(1);
     int site = 0;
     for (size_t i = 0; i < p_.items.size(); ++i) {
       const RowItem& it = p_.items[i];
       if (it.kind == RowItem::Scalar) {
-        phases.back().push_back(it.lane0 ? IfThenElse::make(lane_ == make_int(0), it.stmt)
-                                         : it.stmt);
+        phases.back().stmts.push_back(
+            it.lane0 ? IfThenElse::make(lane_ == make_int(0), it.stmt) : it.stmt);
         continue;
       }
       if (it.kind == RowItem::Pointwise) {
-        phases.back().push_back(loop_over_row(it, i, it.stmt, cached));
+        phases.back().stmts.push_back(loop_over_row(it, i, it.stmt, cached));
+        continue;
+      }
+      if (shuffles()) {
+        reduce_with_shuffles(it, i, cached, site % 2, phases);
+        ++site;
         continue;
       }
       // A reduction: the thread's partial, the tree, then every thread's result.
@@ -512,7 +549,7 @@ class Scheduler {
       Stmt work = Block::make({Block::make(init), loop, Block::make(publish)});
       for (const auto& [key, p] : partial)
         work = Allocate::make(p, make_int(1), MemoryScope::Stack, work);
-      phases.back().push_back(work);
+      phases.back().stmts.push_back(work);
       const int64_t stride = t_.columns ? t_.rows : 1;
       for (int64_t s = t_.lanes / 2; s >= 1; s /= 2) {
         std::vector<Stmt> step;
@@ -521,7 +558,7 @@ class Scheduler {
           Expr other = Load::make(reds[a], thr_ + make_int(s * stride));
           step.push_back(Store::make(reds[a], thr_, Binary::make(it.accs[a].op, mine, other)));
         }
-        phases.push_back({IfThenElse::make(lane_ < make_int(s), Block::make(step))});
+        phases.push_back({{IfThenElse::make(lane_ < make_int(s), Block::make(step))}, true});
       }
       Expr first = t_.columns ? thr_ % make_int(t_.rows) : thr_ - lane_;
       std::vector<Stmt> result;
@@ -531,10 +568,78 @@ class Scheduler {
         result.push_back(Store::make(acc.buf, make_int(acc.index),
                                      Binary::make(acc.op, old, Load::make(reds[a], first))));
       }
-      phases.push_back(result);
+      phases.push_back({result, true});
       ++site;
     }
     return phases;
+  }
+
+  // A reduction over a row of whole warps: each thread's partial in a
+  // GpuLocal register, a butterfly of shuffles within each warp, and for a
+  // row of several warps one shared partial per warp, which every thread of
+  // the row folds in warp order after one barrier.
+  void reduce_with_shuffles(const RowItem& it, size_t item, bool cached, int parity,
+                            std::vector<Phase>& phases) {
+    std::map<std::pair<const BufferNode*, int64_t>, Buf> partial;
+    std::vector<Buf> partials, warps;
+    for (const RowItem::Accumulator& acc : it.accs) {
+      // One partial per accumulator, shared by both versions of a phase.
+      auto [at, fresh] = warp_partials_.try_emplace({acc.buf.get(), acc.index});
+      if (fresh) {
+        at->second.partial = make_buf(names_.fresh(acc.buf->name + "_p"), acc.buf->dtype);
+        at->second.warp = make_buf(names_.fresh(acc.buf->name + "_w"), acc.buf->dtype);
+        warp_order_.push_back(at->second.partial);
+      }
+      partial[{acc.buf.get(), acc.index}] = at->second.partial;
+      partials.push_back(at->second.partial);
+      warps.push_back(at->second.warp);
+    }
+    Stmt loop = loop_over_row(it, item, ToPartials(partial).mutate(it.stmt), cached);
+    std::vector<Stmt> work;
+    for (size_t a = 0; a < it.accs.size(); ++a) {
+      const RowItem::Accumulator& acc = it.accs[a];
+      work.push_back(
+          Store::make(partials[a], make_int(0), reduction_identity(acc.op, {acc.buf->dtype, 1})));
+    }
+    work.push_back(loop);
+    phases.back().stmts.push_back(Block::make(work));
+    auto combine_into = [&](size_t a, const Expr& v) {
+      const RowItem::Accumulator& acc = it.accs[a];
+      Expr old = Load::make(acc.buf, make_int(acc.index));
+      return Store::make(acc.buf, make_int(acc.index), Binary::make(acc.op, old, v));
+    };
+    std::vector<Stmt> result;
+    if (t_.lanes == kWarp) {
+      for (size_t a = 0; a < it.accs.size(); ++a) {
+        result.push_back(
+            combine_into(a, make_warp_reduce(it.accs[a].op, partials[a], make_int(0), kWarp)));
+      }
+      phases.push_back({result, false});
+      return;
+    }
+    // Every lane shuffles (the mask is the whole warp); lane 0 of each warp
+    // publishes the warp's result.
+    std::vector<Stmt> publish;
+    for (size_t a = 0; a < it.accs.size(); ++a) {
+      const RowItem::Accumulator& acc = it.accs[a];
+      Buf red = red_buffer(parity, a, acc.buf->dtype);
+      const Buf& w = warps[a];
+      Stmt s = Block::make(
+          {Store::make(w, make_int(0), make_warp_reduce(acc.op, partials[a], make_int(0), kWarp)),
+           IfThenElse::make(thr_ % make_int(kWarp) == make_int(0),
+                            Store::make(red, thr_ / make_int(kWarp), Load::make(w, make_int(0))))});
+      publish.push_back(Allocate::make(w, make_int(1), MemoryScope::Stack, s));
+      // The row's warps in a balanced tree (log2 of them deep), the same in
+      // every thread: broadcast reads of shared memory.
+      Expr first = (thr_ - lane_) / make_int(kWarp);
+      std::function<Expr(int64_t, int64_t)> fold = [&](int64_t lo, int64_t n) -> Expr {
+        if (n == 1) return Load::make(red, simplify(first + make_int(lo)));
+        return Binary::make(acc.op, fold(lo, n / 2), fold(lo + n / 2, n - n / 2));
+      };
+      result.push_back(combine_into(a, fold(0, t_.lanes / kWarp)));
+    }
+    phases.push_back({publish, false});
+    phases.push_back({result, true});
   }
 
   // Partials of reductions alternate between two arrays: by the time the one
@@ -594,6 +699,7 @@ class Scheduler {
   }
 
   static constexpr size_t kMaxCached = 4;
+  static constexpr int64_t kWarp = 32;
 
   const Kernel& k_;
   const RowProgram& p_;
@@ -605,6 +711,12 @@ class Scheduler {
   Expr cache_extent_;
   std::vector<Cached> cached_;
   std::map<std::tuple<int, size_t, DType>, Buf> red_;
+  struct WarpPartial {
+    Buf partial;  // GpuLocal: the thread's partial, which its warp reduces
+    Buf warp;     // stack: the warp's result, which lane 0 publishes
+  };
+  std::map<std::pair<const BufferNode*, int64_t>, WarpPartial> warp_partials_;
+  std::vector<Buf> warp_order_;  // the partials, in the order they were made
 };
 
 }  // namespace

@@ -37,12 +37,11 @@ struct GpuScheduleOptions {
   // kernel writes are `vector_lanes`-lane dense accesses at indices that are
   // multiples of the lane count.
   int64_t vector_lanes = 4;
-  // Whether buffers the kernel only reads are as aligned as those it writes
-  // (16 bytes): then their dense runs are vector loads too. Buffers a kernel
-  // writes come from the plan's allocator (64-byte aligned); a user's input
-  // may be a view at any element offset, so by default inputs are read with
-  // scalar loads.
-  bool aligned_inputs = false;
+  // Inputs' runs along the innermost dim are read with dense vector loads on
+  // the pointwise fast path (a version taken when their stride parameters
+  // are 1 in the call; the CUDA C checks each access's alignment at run time,
+  // kiln_vload, so a view at any offset is fine); true keeps scalar loads.
+  bool scalar_input_loads = false;
   // Pointwise kernels get a second version with 32-bit coordinate math,
   // taken when every flat index of the kernel fits in int32.
   bool index32 = true;
@@ -60,10 +59,11 @@ loop::Kernel gpu_pointwise(const loop::Kernel& k, ir::OpCategory category, const
 // over rows (or several over the same rows, each row of one depending only
 // on the same row of the one before), whose body reduces and writes along the
 // row, runs one team of threads per row: each thread accumulates a strided
-// partial, the partials meet in a fixed tree in shared memory (barrier
-// phases, no atomics: the result does not depend on timing), every thread
-// reads the row's result, and the loops over the row are spread over the
-// team. Rows along which memory is contiguous get a warp or more per row
+// partial, each warp combines its partials with shuffles (warp_reduce_<op>,
+// ir/loop/warp.h) and a row of several warps folds one shared partial per
+// warp after one barrier; columns meet in a fixed tree in shared memory. No
+// atomics: the result does not depend on timing. Every thread reads the
+// row's result, and the loops over the row are spread over the team. Rows along which memory is contiguous get a warp or more per row
 // (several rows per block when short) and, when a row fits in row_cache
 // elements per thread, keep it in GpuLocal registers; reductions over an
 // outer dim (columns) give adjacent threads adjacent columns; a reduction of

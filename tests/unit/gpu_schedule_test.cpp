@@ -141,10 +141,14 @@ TEST(GpuReduce, RowReductionsMatchForEverySize) {
   for (const char* fn : {"rowsum", "rowmean", "rowmax"}) {
     Both f = both(fn, {{"x", {sym("N"), sym("D")}}});
     std::string loops = f.loops();
-    // A team per row: partials meet in shared memory over barrier phases.
+    // A block per row: each warp reduces its partials with shuffles, the
+    // warps' results meet in shared memory after one barrier.
     EXPECT_HAS(loops, "in gpu_shared");
     EXPECT_HAS(loops, "in gpu_local");
     EXPECT_HAS(loops, "barrier()");
+    EXPECT_HAS(loops, "warp_reduce_");
+    EXPECT_HAS(loops, "red0_0[(i0_thr / 32)] = acc0_w[0]");
+    EXPECT_LACKS(loops, "(i0_thr + 128)");
     int runs = 0;
     for (int64_t n : {0, 1, 3}) {
       for (int64_t d : kSizes) {
@@ -164,12 +168,18 @@ TEST(GpuReduce, ShortRowsShareABlockLongRowsGetOne) {
   EXPECT_HAS(loops, "for (i0_blk, 0, ((N + 7) / 8)) gpu_block");
   EXPECT_HAS(loops, "gpu_thread");
   EXPECT_HAS(loops, "(i0_thr % 32)");
+  // A warp per row: shuffles only, no shared memory and no barrier.
+  EXPECT_HAS(loops, "warp_reduce_max(acc0_p[0], 32)");
+  EXPECT_HAS(loops, "warp_reduce_add(acc1_p[0], 32)");
+  EXPECT_LACKS(loops, "gpu_shared");
+  EXPECT_LACKS(loops, "barrier()");
   // 4000 elements: 512 threads per row, each keeping 8 of them in registers.
   Both long_rows = both("softmax", {{"x", {sym("N"), 4000}}});
   std::string long_loops = long_rows.loops();
   EXPECT_HAS(long_loops, "for (i0_blk, 0, N) gpu_block");
   EXPECT_HAS(long_loops, "for (i0_thr, 0, 512) gpu_thread");
   EXPECT_HAS(long_loops, "x_r[7]");
+  EXPECT_HAS(long_loops, "allocate red0_0[f32 * 16] in gpu_shared");
   for (int64_t n : {0, 1, 9}) {
     expect_match(short_rows, {random_tensor({n, 64}, DType::F32, uint64_t(n) + 1)},
                  "64 wide, " + std::to_string(n) + " rows");
@@ -291,7 +301,10 @@ TEST(GpuReduce, WholeTensorReductionIsOneBlockWithAFixedTree) {
     std::string loops = f.loops();
     EXPECT_HAS(loops, "for (gpu_blk, 0, 1) gpu_block");
     EXPECT_HAS(loops, "for (gpu_thr, 0, 1024) gpu_thread");
-    EXPECT_HAS(loops, "red0_0[(gpu_thr + 512)]");
+    // 32 warps reduce with shuffles; every thread folds their 32 results.
+    EXPECT_HAS(loops, "warp_reduce_add(acc0_p[0], 32)");
+    EXPECT_HAS(loops, "allocate red0_0[f32 * 32] in gpu_shared");
+    EXPECT_HAS(loops, "red0_0[31]");
     for (int64_t n : {0, 1, 7, 33, 1023}) {
       Tensor x = random_tensor({n, 33}, DType::F32, uint64_t(n) + 3);
       expect_match(f, {x}, std::string(fn) + " " + std::to_string(n) + "x33");
@@ -352,6 +365,38 @@ TEST(GpuPointwise, NonContiguousInputsAreReadThroughTheirStrides) {
   Tensor base = random_tensor({8, 12}, DType::F32, 21);
   Tensor transposed = base.view_as_strided({12, 8}, {1, 12}, 0);  // the transpose
   expect_match(rows, {transposed, random_tensor({8}, DType::F32, 22)}, "transposed input");
+}
+
+// Inputs along the innermost dim: one dense 4-lane load each on the fast
+// path, in a version taken when their stride parameters are 1 in the call
+// (views at any offset too: the CUDA C checks alignment per access); other
+// strides (a step of 2, a broadcast's 0) take the scalar version.
+TEST(GpuPointwise, InputsAreReadWithDenseVectorLoadsWhenTheirStrideIsOne) {
+  Both flat = both("chain", {{"x", {sym("N")}}, {"y", {sym("N")}}});
+  std::string loops = flat.loops();
+  EXPECT_HAS(loops, "if (((x_s0 == 1) && (y_s0 == 1))) {");
+  EXPECT_HAS(loops, "x_v[ramp(0, 1, 4)] = x[ramp(gpu_e, 1, 4)]");
+  EXPECT_HAS(loops, "y_v[ramp(0, 1, 4)] = y[ramp(gpu_e, 1, 4)]");
+  EXPECT_HAS(loops, "sigmoid(x_v[3])");
+  Both rows = both("chain", {{"x", {sym("N"), sym("D")}}, {"y", {sym("D")}}});
+  EXPECT_HAS(rows.loops(), "x_v[ramp(0, 1, 4)] = x[ramp(");
+  EXPECT_HAS(rows.loops(), "y_v[ramp(0, 1, 4)] = y[ramp(");
+  for (int64_t n : {1, 7, 33, 1023}) {
+    Tensor xb = random_tensor({2 * n + 3}, DType::F32, uint64_t(n) + 30);
+    Tensor yb = random_tensor({2 * n + 3}, DType::F32, uint64_t(n) + 31);
+    const std::string at = " n=" + std::to_string(n);
+    expect_match(flat, {xb.view_as_strided({n}, {1}, 1), yb.view_as_strided({n}, {1}, 3)},
+                 "offset views" + at);
+    expect_match(flat, {xb.view_as_strided({n}, {2}, 0), yb.view_as_strided({n}, {1}, 0)},
+                 "a stride of 2" + at);
+    expect_match(flat, {xb.view_as_strided({n}, {0}, 2), yb.view_as_strided({n}, {1}, 2)},
+                 "a broadcast" + at);
+  }
+  for (int64_t d : {4, 8, 12, 36}) {
+    Tensor xb = random_tensor({3 * d + 1}, DType::F32, uint64_t(d) + 32);
+    expect_match(rows, {xb.view_as_strided({3, d}, {d, 1}, 1), random_tensor({d}, DType::F32, 5)},
+                 "rows at an offset, D=" + std::to_string(d));
+  }
 }
 
 // Hand-built kernels: what each schedule refuses stays for gpu_map.

@@ -4,8 +4,10 @@
 // message naming the kernel, the rule and the offending node.
 #include <gtest/gtest.h>
 
+#include "ir/loop/loop_eval.h"
 #include "ir/loop/verifier.h"
 #include "ir/loop/visitor.h"
+#include "ir/loop/warp.h"
 #include "kiln/error.h"
 
 namespace kiln::loop {
@@ -266,6 +268,65 @@ TEST_F(LoopVerifier, GpuLocalPlacementAndAccess) {
   EXPECT_HAS(problems(kernel(load_between)),
              "gpu-local-access: GPU per-thread buffer 'keep' is loaded outside any gpu_thread "
              "loop");
+}
+
+// warp_reduce_<op> (ir/loop/warp.h): a scalar over a GpuLocal copy per thread,
+// in a thread loop after the one that wrote it, width a power of two <= 32.
+TEST_F(LoopVerifier, WarpReduce) {
+  Buf part = make_buf("part", DType::F32), mem = make_buf("mem", DType::F32);
+  Expr b = var("b"), t = var("t");
+  Stmt write = Store::make(part, i64(0), Load::make(x, t));
+  auto kernel_with = [&](Expr reduced) {
+    Stmt read = Store::make(y, t, reduced);
+    return kernel(loop("b", n, ForKind::GpuBlock,
+                       Allocate::make(part, i64(1), MemoryScope::GpuLocal,
+                                      Block::make({loop("t", i64(64), ForKind::GpuThread, write),
+                                                   loop("t", i64(64), ForKind::GpuThread, read)}))));
+  };
+  EXPECT_EQ(problems(kernel_with(make_warp_reduce(BinOp::Add, part, i64(0), 32))), "");
+  EXPECT_HAS(problems(kernel_with(Call::make({DType::F32, 1}, "warp_reduce_max",
+                                             {Load::make(part, i64(0)), i64(12)}))),
+             "warp-reduce: 'warp_reduce_max' has a width that is not a constant power of two up "
+             "to 32");
+  EXPECT_HAS(problems(kernel_with(Call::make({DType::F32, 1}, "warp_reduce_add",
+                                             {Load::make(x, t), i64(32)}))),
+             "warp-reduce: 'warp_reduce_add' does not reduce an unpredicated load of a GPU "
+             "per-thread (gpu_local) buffer");
+  // Outside the thread loops: no lane to be.
+  Stmt outside = loop(
+      "b", n, ForKind::GpuBlock,
+      Allocate::make(mem, i64(1), MemoryScope::GpuShared,
+                     Store::make(mem, i64(0), make_warp_reduce(BinOp::Min, mem, i64(0), 32))));
+  EXPECT_HAS(problems(kernel(outside)),
+             "warp-reduce: 'warp_reduce_min' is outside any gpu_thread loop");
+}
+
+// The evaluator's meaning: the butterfly over the group's copies, the same
+// value in every lane of a group (integers wrap, floats round per step).
+TEST(LoopEvalWarp, ButterflyOverTheGroupsCopies) {
+  Buf in = make_buf("in", DType::I32), out = make_buf("out", DType::I32);
+  Buf part = make_buf("part", DType::I32);
+  Expr t = var("t");
+  for (int64_t width : {1, 4, 32}) {
+    Stmt write = Store::make(part, i64(0), Load::make(in, t));
+    Stmt read = Store::make(out, t, make_warp_reduce(BinOp::Add, part, i64(0), width));
+    Stmt body = loop("b", i64(1), ForKind::GpuBlock,
+                     Allocate::make(part, i64(1), MemoryScope::GpuLocal,
+                                    Block::make({loop("t", i64(64), ForKind::GpuThread, write),
+                                                 loop("t", i64(64), ForKind::GpuThread, read)})));
+    Tensor a = Tensor::empty({64}, DType::I32), r = Tensor::empty({64}, DType::I32);
+    for (int64_t k = 0; k < 64; ++k) {
+      a.set(std::vector<int64_t>{k}, k == 5 ? 2147483647.0 : double(k));
+    }
+    eval_stmt(body, {{in, a}, {out, r}});
+    for (int64_t k = 0; k < 64; ++k) {
+      int64_t base = k - k % width;
+      uint32_t sum = 0;
+      for (int64_t l = base; l < base + width; ++l) sum += l == 5 ? 2147483647u : uint32_t(l);
+      EXPECT_EQ(int64_t(r.get(std::vector<int64_t>{k})), int64_t(int32_t(sum)))
+          << "width " << width << " thread " << k;
+    }
+  }
 }
 
 TEST_F(LoopVerifier, ExternCallArgument) {

@@ -89,10 +89,9 @@ void add_node_flops(const ir::Node& n, const Symbols& sym, Flops* f) {
     if (out_channels > 0) f->count += 2 * out * elements(w, sym) / out_channels;
     return;
   }
+  if (category == ir::OpCategory::Layout) return;  // indexing only: none, exactly
   f->estimated = true;
   switch (category) {
-    case ir::OpCategory::Layout:
-      return;  // indexing only
     case ir::OpCategory::Reduction:
     case ir::OpCategory::Contraction:  // pooling: one per input element, about
       f->count += elements(in0, sym);

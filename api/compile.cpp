@@ -258,6 +258,7 @@ std::shared_ptr<CompiledFunction::Impl> build(const ir::Graph& source,
     keep_heuristic(impl->groups, "not tuned: autotuning measures CPU kernels only");
   }
   impl->lowered = passes::lower_groups(*g, impl->groups, lower_options(impl->target), &plans);
+  for (const passes::KernelPlan& p : plans) impl->categories.push_back(p.category);
   // 3. Schedule and simplify.
   impl->scheduled = schedule_kernels(impl->lowered, plans, options, impl->target, print);
   // 4. Code generation (or evaluator launchers), by the backend.

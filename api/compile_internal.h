@@ -64,6 +64,7 @@ struct CompiledFunction::Impl {
   std::shared_ptr<const ir::Graph> graph;  // a private copy
   std::vector<ValueInfo> inputs, outputs;
   std::vector<passes::KernelGroup> groups;    // which nodes of `graph` each kernel runs, and why
+  std::vector<ir::OpCategory> categories;     // of each kernel (its plan's), for profiles
   std::vector<loop::Kernel> lowered;          // as lowered (unscheduled)
   std::vector<loop::Kernel> scheduled;        // what the backend compiled
   std::shared_ptr<codegen::Backend> codegen;  // llvm: kept for dumps

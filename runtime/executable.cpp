@@ -353,9 +353,39 @@ std::string Executable::slot_origin(int slot) const {
   return s.kind == Slot::Kind::Input ? "input '" + s.name + "'" : "buffer " + s.name;
 }
 
-std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs,
-                                    ExecutableStats* stats) const {
+namespace {
+// Installs a profile as the pool's chunk observer for one call, and restores
+// the previous observer however the call ends.
+class ObserverScope {
+ public:
+  explicit ObserverScope(RunProfile* profile)
+      : on_(profile != nullptr), previous_(on_ ? set_chunk_observer(profile) : nullptr) {}
+  ~ObserverScope() {
+    if (on_) set_chunk_observer(previous_);
+  }
+  ObserverScope(const ObserverScope&) = delete;
+  ObserverScope& operator=(const ObserverScope&) = delete;
+
+ private:
+  bool on_;
+  ChunkObserver* previous_;
+};
+
+int64_t tensor_bytes(const Tensor& t) {
+  return t.defined() ? t.numel() * int64_t(dtype_size(t.dtype())) : 0;
+}
+}  // namespace
+
+std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs, ExecutableStats* stats,
+                                    RunProfile* profile) const {
   KILN_INTERNAL_CHECK(finalized_, "Executable::run before finalize()");
+  if (profile) {
+    profile->launches.clear();
+    profile->chunks.clear();
+    profile->launches.reserve(launches_.size());
+    profile->begin_ns = now_ns();
+  }
+  ObserverScope observing(profile);
   std::vector<int64_t> sym = bind_inputs(inputs);
   ExecutableStats local;
 
@@ -496,6 +526,15 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs,
                                     << slots_[size_t(s)].name << " on "
                                     << args.back().device().str());
     }
+    LaunchTiming* timing = nullptr;
+    if (profile) {
+      profile->launches.push_back(LaunchTiming{int(k), any_written && all_empty, 0, 0, 0, 0});
+      timing = &profile->launches.back();
+      for (size_t a = 0; a < l.args.size(); ++a) {
+        (l.args[a].written ? timing->bytes_written : timing->bytes_read) += tensor_bytes(args[a]);
+      }
+      profile->set_launch(int(k));
+    }
     if (any_written && all_empty) {
       ++local.skipped;
     } else {
@@ -520,6 +559,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs,
             break;
         }
       }
+      if (timing) timing->begin_ns = now_ns();
       if (l.device.is_cpu()) {
         l.kernel->launch(args, scalars, host_config);
       } else {
@@ -536,7 +576,10 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs,
                                                                 << config.shared_bytes
                                                                 << " bytes of shared memory");
         l.kernel->launch(args, scalars, config);
+        // Timed to the kernel's end, not to its queueing.
+        if (timing) device_runtime(l.device).synchronize(config.stream);
       }
+      if (timing) timing->end_ns = now_ns();
       ++local.launches;
     }
     args.clear();  // drop this launch's references so dead buffers are free to reuse
@@ -577,6 +620,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs,
                                                           : copy_to(t, want, o));
   }
   if (stats) *stats = local;
+  if (profile) profile->end_ns = now_ns();
   return out;
 }
 

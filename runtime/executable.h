@@ -32,6 +32,7 @@
 #include "kiln/dtype.h"
 #include "kiln/tensor.h"
 #include "runtime/device.h"
+#include "runtime/profile.h"
 #include "runtime/size_expr.h"
 
 namespace kiln::runtime {
@@ -193,9 +194,11 @@ class Executable {
 
   // Checks the inputs (count, kind, dtype, rank, static dims, consistent
   // symbols, usable device; kiln::Error naming the input), runs the launches,
-  // returns outputs on the device of the first tensor input.
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs,
-                          ExecutableStats* stats = nullptr) const;
+  // returns outputs on the device of the first tensor input. With `profile`,
+  // records each launch's time and bytes and the parallel chunks
+  // (runtime/profile.h); without, a launch pays one null test for it.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, ExecutableStats* stats = nullptr,
+                          RunProfile* profile = nullptr) const;
 
   // The plan as text: slots with shapes, devices and live ranges (copies
   // among them), launches with their arguments, scalar recipes and, on a

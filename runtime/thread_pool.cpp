@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -18,11 +19,24 @@ namespace kiln {
 namespace {
 
 thread_local bool t_in_parallel = false;
+thread_local int t_pool_index = 0;                 // 0: not a pool worker
+thread_local ChunkObserver* t_observer = nullptr;  // for loops this thread starts
+
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 class ThreadPool {
  public:
   explicit ThreadPool(int n) {
-    for (int i = 1; i < n; ++i) workers_.emplace_back([this] { work(); });
+    for (int i = 1; i < n; ++i) {
+      workers_.emplace_back([this, i] {
+        t_pool_index = i;
+        work();
+      });
+    }
   }
   ~ThreadPool() {
     {
@@ -133,7 +147,25 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
   }
   // A few chunks per thread balance uneven work without much overhead.
   int64_t chunk = std::max(grain, (n + 4 * threads - 1) / (4 * threads));
+  if (ChunkObserver* observer = t_observer) {
+    pool().run(n, chunk, [&](int64_t b, int64_t e) {
+      int64_t t0 = steady_ns();
+      fn(begin + b, begin + e);
+      observer->chunk(t_pool_index, t0, steady_ns(), begin + b, begin + e);
+    });
+    return;
+  }
   pool().run(n, chunk, [&](int64_t b, int64_t e) { fn(begin + b, begin + e); });
+}
+
+ChunkObserver* set_chunk_observer(ChunkObserver* observer) {
+  ChunkObserver* old = t_observer;
+  t_observer = observer;
+  return old;
+}
+
+int pool_thread_index() {
+  return t_pool_index;
 }
 
 }  // namespace kiln

@@ -19,6 +19,24 @@ int num_threads();
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn);
 
+// Profiling (runtime/profile.h): told about every chunk of the parallel loops
+// that the thread which installed it starts, on whichever thread runs the
+// chunk (so it must be thread-safe). `thread` is 0 for the calling thread and
+// 1.. for the pool's workers; times are steady_clock nanoseconds. Loops that
+// run serially (nested, one thread, too small) report nothing. Without an
+// observer a parallel loop pays one thread-local load.
+class ChunkObserver {
+ public:
+  virtual ~ChunkObserver() = default;
+  virtual void chunk(int thread, int64_t begin_ns, int64_t end_ns, int64_t begin,
+                     int64_t end) = 0;
+};
+// Installs `observer` (null: none) for parallel loops started by this thread;
+// returns the previous one.
+ChunkObserver* set_chunk_observer(ChunkObserver* observer);
+// 0 on a thread outside the pool, else the worker's number (1..num_threads()-1).
+int pool_thread_index();
+
 }  // namespace kiln
 
 extern "C" {

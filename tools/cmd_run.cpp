@@ -5,8 +5,11 @@
 // reference interpreter instead.
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 
 #include "kiln/compile.h"
@@ -40,7 +43,14 @@ constexpr const char* kHelp =
     "  --check              compare the backend against the reference interpreter\n"
     "  --seed S             seed for generated inputs (default 0; input i uses S+i)\n"
     "  --bench N            after a warm-up run, time N runs; prints to stderr\n"
-    "                       bench: compile_ms=X median_ms=Y min_ms=Z runs=N\n";
+    "                       bench: compile_ms=X median_ms=Y min_ms=Z runs=N\n"
+    "  --profile            after the run, profile one more call and print, per\n"
+    "                       kernel: time and share of the call, category,\n"
+    "                       algorithm, bytes, flops, GB/s, GFLOP/s and the share\n"
+    "                       of the machine's measured bandwidth and FMA peak\n"
+    "                       (docs/profiling.md)\n"
+    "  --trace FILE.json    write that profiled call as a Chrome/Perfetto\n"
+    "                       trace-event file (kernels, parallel chunks per thread)\n";
 
 constexpr const char* kHelpTail =
     "  -h, --help           show this help\n"
@@ -86,6 +96,8 @@ int cmd_run(const Args& args) {
   bool check = false;
   uint64_t seed = 0;
   int64_t bench = 0;
+  bool profile = false;
+  std::optional<std::string> trace_path;
   OptimizeOptions opt;
   CompileOptions options;
   while (!r.done()) {
@@ -115,6 +127,11 @@ int cmd_run(const Args& args) {
     } else if (auto v = r.value({"bench"})) {
       bench = std::get<int64_t>(parse_value("--bench", *v, ParamKind::Int).storage());
       KILN_USER_CHECK(bench >= 1, "run: --bench needs a run count >= 1, got " << bench);
+    } else if (r.flag("profile")) {
+      profile = true;
+    } else if (auto v = r.value({"trace"})) {
+      KILN_USER_CHECK(!v->empty(), "run: --trace needs a file name");
+      trace_path = *v;
     } else if (auto p = r.positional(); p && !file) {
       file = p;
     } else {
@@ -172,6 +189,22 @@ int cmd_run(const Args& args) {
     for (size_t i = 0; i < outs.size(); ++i) worst = std::max(worst, max_abs_err(outs[i], want[i]));
     std::fprintf(stderr, "check: %s vs interpreter: max_abs_err=%g\n", compiled.backend().c_str(),
                  worst);
+  }
+  if (profile || trace_path) {
+    // A call after the first: buffers and code are warm, as in a steady loop.
+    CallProfile prof;
+    compiled.profile(bound.tensors, &prof);
+    if (profile) {
+      std::fputs(prof.table().c_str(), stdout);
+      std::fflush(stdout);
+    }
+    if (trace_path) {
+      std::ofstream f(*trace_path, std::ios::binary | std::ios::trunc);
+      KILN_USER_CHECK(f, "run: cannot write trace '" << *trace_path << "': " << std::strerror(errno));
+      f << prof.trace_json();
+      f.close();
+      KILN_USER_CHECK(f, "run: writing trace '" << *trace_path << "' failed");
+    }
   }
   if (bench > 0) {
     std::sort(times.begin(), times.end());

@@ -137,6 +137,71 @@ struct CallStats {
   int64_t copied_bytes = 0;
 };
 
+// The machine's measured peaks the profiler compares kernels with (measured
+// once: a STREAM-triad-like loop and an f32 FMA loop on every pool thread;
+// cached in $KILN_CACHE_DIR/machine, see docs/profiling.md).
+struct MachinePeaks {
+  double bandwidth_gbs = 0;  // memory bandwidth, GB/s (10^9 bytes)
+  double fma_gflops = 0;     // f32 FMA throughput, GFLOP/s (an FMA is 2 flops)
+  int threads = 0;           // threads both were measured on
+  std::string isa;           // vector unit of the FMA loop: "avx512f", "avx2+fma", ...
+  std::string source;        // "measured" or "cache"
+};
+// This machine's peaks; the first use in a process reads the cache or
+// measures (about a quarter of a second).
+const MachinePeaks& machine_peaks();
+
+// One kernel of a profiled call.
+struct KernelProfile {
+  std::string name;       // as explain() names it: "mlp_0_matmul_add_relu"
+  std::string category;   // elementwise, reduction, contraction, layout, other
+  std::string algorithm;  // a contraction's algorithm ("gemm.packed"); else empty
+  std::string device;     // where it ran: "cpu", "sim:0", "cuda:0"
+  bool skipped = false;   // everything it writes was empty: not run
+  double seconds = 0;     // wall time of the launch (a device launch is synchronized)
+  double share = 0;       // seconds / the call's seconds
+  double begin_s = 0;     // start, seconds after the call began
+  // Bytes of its buffers (read + written), each counted once: the traffic a
+  // kernel cannot avoid; cache misses and re-reads are not counted.
+  int64_t bytes_read = 0, bytes_written = 0;
+  // Floating-point (or integer) operations: 2*M*N*K for matmul, bmm, linear
+  // and conv2d (exact); an estimate otherwise (one per element of each
+  // elementwise op, one per input element of a reduction, ...).
+  double flops = 0;
+  bool flops_estimated = false;
+  double gb_per_s = 0, gflop_per_s = 0;  // achieved (0 when skipped or untimed)
+  // gb_per_s / the machine's bandwidth, gflop_per_s / its FMA peak; -1 when
+  // the kernel ran on a device (the peaks are the host's).
+  double bandwidth_fraction = -1, fma_fraction = -1;
+};
+
+// A span of work on one thread during a profiled call: a chunk of a parallel
+// loop (thread 0 is the calling thread, 1.. the pool's workers).
+struct ThreadSpan {
+  int thread = 0;
+  int kernel = 0;  // index into CallProfile::kernels
+  double begin_s = 0, seconds = 0;
+  int64_t begin = 0, end = 0;  // the loop iterations
+};
+
+// What CompiledFunction::profile measured of one call.
+struct CallProfile {
+  std::string function;  // "@mlp"
+  std::string backend;
+  double seconds = 0;  // the whole call: input checks, allocation, kernels, copies
+  std::vector<KernelProfile> kernels;  // in launch order
+  std::vector<ThreadSpan> spans;       // chunks of parallel loops, by start time
+  int threads = 1;                     // the pool's size
+  MachinePeaks peaks;
+
+  // The per-kernel table `kiln run --profile` prints.
+  std::string table() const;
+  // A Chrome / Perfetto trace-event JSON document of the call: a complete
+  // ("X") event per kernel on the calling thread, one per parallel chunk on
+  // the thread that ran it, and thread and process name metadata.
+  std::string trace_json() const;
+};
+
 class CompiledFunction {
  public:
   CompiledFunction() = default;  // empty: calling it throws kiln::Error
@@ -155,6 +220,10 @@ class CompiledFunction {
   // caching allocator; an output that is an input is returned as is.
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, CallStats* stats = nullptr) const;
+  // Runs the function once like run(), timing each kernel (and each chunk of
+  // its parallel loops) into `profile`; measures the machine's peaks on first
+  // use (machine_peaks()). A plain call pays nothing for this.
+  std::vector<Tensor> profile(const std::vector<Tensor>& inputs, CallProfile* profile) const;
 
   // Why the function has the kernels it has: a first line `kernels: N`, then
   // for each kernel its name, category, the source ops in it (with their

@@ -211,7 +211,29 @@ def conv_nhwc(x: Tensor, w: Tensor):
 
 def conv1_nhwc(x: Tensor, w: Tensor):
     return F.conv2d(x.permute(0, 3, 1, 2), w)
+
+def conv_bn_rows(x: Tensor, w: Tensor, bn: Tensor):
+    y = F.conv2d(x, w, None, padding=1)
+    return torch.relu(F.batch_norm(y, bn[2], bn[3], bn[0], bn[1], training=False, eps=1e-5))
 )";
+
+// A reader of the conv's value that is not an epilogue (batch norm of
+// statistics sliced in the same kernel: a nest after the conv's) needs the
+// whole output first: the kernel takes the plain nest, which gpu_map maps
+// with the rest, instead of a pre-mapped candidate (examples/conv_block.kiln).
+TEST(GpuConv, ANonEpilogueReaderTakesThePlainNest) {
+  Function fn = load_script(kScript, "conv_bn_rows",
+                            {bind_tensor("x", DType::F32, {2, 3, 13, 13}),
+                             bind_tensor("w", DType::F32, {16, 3, 3, 3}),
+                             bind_tensor("bn", DType::F32, {4, 16})});
+  CompiledFunction f = sim_compile(fn.graph(), "");
+  Tensor bn = random_tensor({4, 16}, DType::F32, 3);
+  for (int64_t i = 0; i < 16; ++i) bn.data<float>()[3 * 16 + i] = 0.5f + 0.01f * float(i);
+  std::vector<Tensor> in = {random_tensor({2, 3, 13, 13}, DType::F32, 1),
+                            random_tensor({16, 3, 3, 3}, DType::F32, 2), bn};
+  std::vector<Tensor> want = ir::interpret(fn.graph(), in);
+  EXPECT_TRUE(tensors_close(f(in).at(0), want.at(0), 1e-5, 1e-3)) << f.explain();
+}
 
 // Symbolic batch and image sizes: one compile serves every size.
 TEST(GpuConv, SymbolicSizesFromOneCompile) {

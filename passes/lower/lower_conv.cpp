@@ -13,6 +13,7 @@
 #include "ir/loop/visitor.h"
 #include "passes/lower/conv.h"
 #include "passes/lower/cpu/conv_cpu.h"
+#include "passes/lower/gpu/gpu_conv.h"
 
 namespace kiln::passes::lower {
 
@@ -209,9 +210,10 @@ void register_conv_lowerings(LoweringTable& t) {
   OpLowering& l = t["conv2d"];
   l.root = lower_naive;
   l.stores_once = true;
-  // The plain nest every target has, then the CPU's generated candidates.
+  // The plain nest every target has, then the CPU's and the GPU's generated candidates.
   l.algorithms = {conv_naive()};
   for (AlgorithmLowering& a : cpu_conv_algorithms()) l.algorithms.push_back(std::move(a));
+  add_gpu_conv_algorithms(l.algorithms);
 }
 
 }  // namespace kiln::passes::lower

@@ -191,6 +191,10 @@ class GroupLowering {
   }
 
   std::vector<const ir::Node*> epilogue_of(const ir::Node& root, const OpLowering& l) const;
+  // Whether a node of the group after `root` reads its value (directly or
+  // through others) other than as one of `epilogue`.
+  bool has_non_epilogue_reader(const ir::Node& root,
+                               const std::vector<const ir::Node*>& epilogue) const;
   void lower_pointwise(const ir::Node& n, const OpLowering& l, NodeLowering& nl);
   void lower_root(const ir::Node& n, const RootFn& root, NodeLowering& nl,
                   const std::vector<const ir::Node*>& epilogue);
@@ -429,9 +433,34 @@ void GroupLowering::lower_node(const ir::Node& n) {
   for (const ir::Value* v : n.outputs()) any_escape = any_escape || escapes(v);
   if (l.pointwise && !(any_escape && l.root)) return lower_pointwise(n, l, nl);
   RootFn root = l.root;
+  std::vector<const ir::Node*> epilogue = epilogue_of(n, l);
   if (!l.algorithms.empty()) root = algorithm_root(n, l);
+  // On a GPU the generated candidates write their nest already mapped to
+  // blocks and threads, which a later nest of the same kernel reading the
+  // root's value (a consumer that is not an epilogue) cannot follow without
+  // a grid-wide barrier: the plain nest then, which gpu_map maps with the rest.
+  if (!l.algorithms.empty() && !ctx_.options().target.is_cpu() && l.root &&
+      has_non_epilogue_reader(n, epilogue)) {
+    root = l.root;
+  }
   KILN_INTERNAL_CHECK(root, n.op() << ": no root lowering");
-  lower_root(n, root, nl, epilogue_of(n, l));
+  lower_root(n, root, nl, epilogue);
+}
+
+bool GroupLowering::has_non_epilogue_reader(const ir::Node& root,
+                                            const std::vector<const ir::Node*>& epilogue) const {
+  std::set<const ir::Value*> reached;
+  for (const ir::Value* v : root.outputs()) reached.insert(v);
+  auto at = std::find(order_.begin(), order_.end(), &root);
+  for (auto it = at + 1; it != order_.end(); ++it) {
+    const ir::Node* m = *it;
+    bool reads = false;
+    for (const ir::Value* in : m->inputs()) reads = reads || reached.count(in);
+    if (!reads) continue;
+    if (std::find(epilogue.begin(), epilogue.end(), m) == epilogue.end()) return true;
+    for (const ir::Value* v : m->outputs()) reached.insert(v);
+  }
+  return false;
 }
 
 LoweredKernel GroupLowering::finish(const std::string& name) {

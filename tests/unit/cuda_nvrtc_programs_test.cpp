@@ -124,5 +124,83 @@ def lin_gelu(x: Tensor, w: Tensor, b: Tensor):
   }
 }
 
+// conv2d's GPU candidates (passes/lower/gpu/gpu_conv.h), each forced, in
+// f32, f16, bf16 and f64 and with a fused epilogue: the implicit GEMM and
+// the 1x1 GEMM are the tiled GEMM with other operands (everything in
+// registers, 256 threads), the depthwise kernel keeps its accumulators in
+// registers too; no spills, no local memory, shared memory within 48 KiB.
+TEST(CudaNvrtcPrograms, GpuConvKernelsKeepEverythingInRegisters) {
+  if (std::string why = CudaCompileCheck::skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const char* script = R"(
+def conv(x: Tensor, w: Tensor, b: Tensor):
+    return F.conv2d(x, w, b, padding=1)
+
+def conv_relu(x: Tensor, w: Tensor, b: Tensor, r: Tensor):
+    return torch.relu(F.conv2d(x, w, b, padding=1) + r)
+
+def conv1(x: Tensor, w: Tensor):
+    return F.conv2d(x, w)
+
+def dw(x: Tensor, w: Tensor, b: Tensor):
+    return F.conv2d(x, w, b, padding=6, dilation=2, groups=32)
+
+def dw_relu(x: Tensor, w: Tensor, b: Tensor):
+    return torch.relu(F.conv2d(x, w, b, padding=1, groups=32))
+)";
+  struct Case {
+    std::string what, fn, algorithm;
+    std::vector<Binding> binds;
+  };
+  std::vector<Case> cases;
+  auto x = [](DType t, int64_t c) {
+    return bind_tensor("x", t, {sym("N"), c, sym("H"), sym("W")});
+  };
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64}) {
+    const std::string d = dtype_name(t);
+    cases.push_back({"implicit gemm " + d, "conv", "conv.implicit_gemm",
+                     {x(t, 17), bind_tensor("w", t, {64, 17, 3, 3}), bind_tensor("b", t, {64})}});
+    cases.push_back({"1x1 " + d, "conv1", "conv.1x1", {x(t, 64), bind_tensor("w", t, {64, 64, 1, 1})}});
+    cases.push_back({"depthwise 7x7 " + d, "dw", "conv.depthwise",
+                     {x(t, 32), bind_tensor("w", t, {64, 1, 7, 7}), bind_tensor("b", t, {64})}});
+  }
+  cases.push_back({"implicit gemm + relu(+ r)", "conv_relu", "conv.implicit_gemm",
+                   {bind_tensor("x", DType::F32, {2, 17, 13, 13}),
+                    bind_tensor("w", DType::F32, {64, 17, 3, 3}), bind_tensor("b", DType::F32, {64}),
+                    bind_tensor("r", DType::F32, {2, 64, 13, 13})}});
+  cases.push_back({"depthwise 3x3 + relu, 7x7 images", "dw_relu", "conv.depthwise",
+                   {bind_tensor("x", DType::F32, {3, 32, 7, 7}),
+                    bind_tensor("w", DType::F32, {32, 1, 3, 3}), bind_tensor("b", DType::F32, {32})}});
+  std::vector<loop::Kernel> kernels;
+  for (const Case& c : cases) {
+    Function fn = load_script(script, c.fn, c.binds);
+    CompileOptions o;
+    o.device = Device::cuda(0);
+    o.load = false;
+    o.use_cache = false;
+    o.disk_cache = false;
+    std::shared_ptr<CompiledFunction::Impl> impl =
+        compile_detail::build_with_algorithm(fn.graph(), o, "cuda", c.algorithm);
+    ASSERT_EQ(impl->scheduled.size(), 1u) << c.what;
+    kernels.push_back(impl->scheduled[0]);
+  }
+  codegen::cuda::CudaProgram p = codegen::cuda::emit_cuda(kernels);
+  codegen::cuda::CudaImage image = codegen::cuda::nvrtc_compile(p.source(), "conv.cu", {});
+  ASSERT_TRUE(image.cubin) << image.arch;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const codegen::cuda::KernelResources* r = nullptr;
+    for (const codegen::cuda::KernelResources& k : image.resources) {
+      if (k.symbol == p.entries[i].symbol) r = &k;
+    }
+    ASSERT_NE(r, nullptr) << cases[i].what;
+    std::cout << "  " << cases[i].what << ": registers " << r->registers << ", shared "
+              << r->shared << " B, local " << r->stack_frame << " B, block " << p.entries[i].block
+              << "\n";
+    EXPECT_EQ(r->spill_stores + r->spill_loads, 0) << cases[i].what;
+    EXPECT_EQ(r->stack_frame, 0) << cases[i].what << ": local memory";
+    EXPECT_GT(r->shared, 0) << cases[i].what << ": no shared tiles";
+    EXPECT_LE(r->shared, 48 * 1024) << cases[i].what;
+  }
+}
+
 }  // namespace
 }  // namespace kiln::test

@@ -6,6 +6,7 @@
 // before simplify, so identities see folded constants (`x * (3 - 2)`);
 // batch norm folding right after, so weights computed from constants count;
 // simplify before CSE, so the identities it strips do not hide duplicates;
+// sibling linears merge after CSE, so duplicate inputs are one value first;
 // DCE last, to drop what the others left unused.
 #include "passes/pipeline.h"
 
@@ -25,6 +26,7 @@ const std::vector<GraphPass>& graph_pipeline() {
       {"fold-batch-norm", fold_batch_norm},
       {"simplify", simplify},
       {"cse", cse},
+      {"merge-siblings", merge_siblings},
       {"dce", dce},
   };
   return kPipeline;

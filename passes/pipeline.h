@@ -1,7 +1,8 @@
 // The graph pipeline: the graph-to-graph passes that run before kernel
 // grouping (passes/fuse), as one list read top to bottom in pipeline.cpp.
 //
-//   infer-types -> canonicalize -> constant-fold -> fold-batch-norm -> simplify -> cse -> dce
+//   infer-types -> canonicalize -> constant-fold -> fold-batch-norm -> simplify -> cse
+//     -> merge-siblings -> dce
 //
 // Each pass is a free function in its own file (passes/<name>.cpp, whose top
 // comment says what it assumes and guarantees) and returns whether it changed
@@ -45,6 +46,10 @@ bool fold_batch_norm(ir::Graph& g);
 bool simplify(ir::Graph& g);
 // Merges nodes with the same op, operands and attributes (not random ops).
 bool cse(ir::Graph& g);
+// linear/matmul nodes reading the same input with constant weights become one
+// over the weights concatenated along N, their outputs slices of it
+// (merge_siblings.cpp).
+bool merge_siblings(ir::Graph& g);
 // Removes nodes whose outputs are neither used nor returned.
 bool dce(ir::Graph& g);
 

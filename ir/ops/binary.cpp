@@ -210,11 +210,49 @@ int64_t int_pow(int64_t base, int64_t exp) {
   return static_cast<int64_t>(result);
 }
 
+// x ** e for the exponents ATen strength-reduces, in T's arithmetic; false for
+// any other e. The compiled form is passes/lower/lower_elementwise.cpp's.
+template <typename T>
+bool pow_special(T x, double e, T* r) {
+  if (e == 2) {
+    *r = x * x;
+  } else if (e == 3) {
+    *r = x * x * x;
+  } else if (e == 0.5) {
+    *r = std::sqrt(x);
+  } else if (e == -0.5) {
+    *r = T(1) / std::sqrt(x);
+  } else if (e == -1) {
+    *r = T(1) / x;
+  } else if (e == -2) {
+    *r = T(1) / (x * x);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 Kernels pow_kernels(const RefContext& ctx) {
   // PyTorch rejects a negative Python-int exponent of an integer base outright.
   bool scalar_exponent = ctx.input_types[1].is_scalar();
   Kernels k;
-  k.f = [](double a, double b) { return std::pow(a, b); };
+  // A scalar exponent of 2, 3, 0.5, -0.5 or -1 (or -2) takes ATen's
+  // strength-reduced form (PowKernel.cpp): x*x, x*x*x, sqrt(x), 1/sqrt(x), 1/x,
+  // 1/(x*x), each step rounded in the compiled code's working precision (f64
+  // for f64, else f32), so every backend matches bit for bit. They differ from
+  // pow at the edges: sqrt(-0.0) = -0.0 and sqrt(-inf) = nan where pow gives
+  // +0.0 and +inf, and x*x*x rounds twice. A tensor exponent keeps pow.
+  bool wide = ctx.output_types[0].dtype() == DType::F64;
+  k.f = [scalar_exponent, wide](double a, double b) {
+    if (scalar_exponent) {
+      if (wide) {
+        if (double r; pow_special(a, b, &r)) return r;
+      } else if (float r; pow_special(static_cast<float>(a), b, &r)) {
+        return static_cast<double>(r);
+      }
+    }
+    return std::pow(a, b);
+  };
   k.i = [scalar_exponent](int64_t a, int64_t b) {
     KILN_USER_CHECK(
         !(scalar_exponent && b < 0),

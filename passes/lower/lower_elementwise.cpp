@@ -12,6 +12,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "kiln/element.h"
 #include "passes/lower/lower_internal.h"
 
 namespace kiln::passes::lower {
@@ -204,6 +205,46 @@ Expr int_power(const Expr& base, const Expr& exp, LowerContext& ctx) {
   return Select::make(exp < zero, negative_exp, body);
 }
 
+// x ** e for the scalar exponents ATen strength-reduces (PowKernel.cpp), in
+// x's dtype; empty for other e. The interpreter computes the same steps
+// (ir/ops/binary.cpp pow_special), so the results match bit for bit — they
+// differ from pow: sqrt(-0.0) = -0.0, sqrt(-inf) = nan, x*x*x rounds twice.
+Expr pow_special(const Expr& x, double e) {
+  Expr one = float_const(x, 1.0);
+  if (e == 2) return x * x;
+  if (e == 3) return x * x * x;
+  if (e == 0.5) return call("sqrt", {x});
+  if (e == -0.5) return one / call("sqrt", {x});
+  if (e == -1) return one / x;
+  if (e == -2) return one / (x * x);
+  return Expr();
+}
+
+// A float base to a scalar exponent. A constant one picks its form here (no
+// exp/log: x.pow(2) ran ~11x the time of x * x); a run-time one selects among
+// the forms, so the result is the interpreter's whatever value it has.
+Expr pow_scalar(const BinaryArgs& x) {
+  constexpr double kSpecial[] = {2, 3, 0.5, -0.5, -1, -2};
+  Expr v = Var::make(x.a.type(), x.ctx->fresh("pw"));  // the base once (a fused producer)
+  Expr e = x.b;
+  while (const auto* c = e.as<loop::Cast>()) e = c->value;
+  const auto* f = e.as<loop::FloatImm>();
+  const auto* i = e.as<loop::IntImm>();
+  if (f || i) {
+    // The value the interpreter reads: the literal rounded to the output dtype.
+    alignas(8) unsigned char buf[8];
+    store_double(x.out, buf, f ? f->value : static_cast<double>(i->value));
+    Expr special = pow_special(v, load_as_double(x.out, buf));
+    if (!special.defined()) return call("pow", {x.a, x.b});
+    return Let::make(v, x.a, special);
+  }
+  Expr body = call("pow", {v, x.b});
+  for (double s : kSpecial) {
+    body = Select::make(x.b == imm(x.work, s), pow_special(v, s), body);
+  }
+  return Let::make(v, x.a, body);
+}
+
 // --- factories ------------------------------------------------------------------------------
 
 bool holds_int(const ir::Attrs& attrs, const std::string& name) {
@@ -291,26 +332,7 @@ void register_elementwise_lowerings(LoweringTable& t) {
         return is_floating(x.work) ? float_floor_divide(x.a, x.b) : x.a / x.b;
       },
       true);
-  t["pow"].pointwise = [lower = binary(
-                            [](const BinaryArgs& x) {
-                              if (is_floating(x.work)) {
-                                // x ** 2 as x * x, as ATen does for a scalar
-                                // exponent of 2: exact (the square of a float
-                                // rounds once either way), and no exp/log.
-                                Expr e = x.b;
-                                while (const auto* c = e.as<loop::Cast>()) e = c->value;
-                                const auto* f = e.as<loop::FloatImm>();
-                                const auto* i = e.as<loop::IntImm>();
-                                if ((f && f->value == 2.0) || (i && i->value == 2)) {
-                                  // The base once (it may be a fused producer).
-                                  Expr v = Var::make(x.a.type(), x.ctx->fresh("sq"));
-                                  return Let::make(v, x.a, v * v);
-                                }
-                                return call("pow", {x.a, x.b});
-                              }
-                              return int_power(x.a, x.b, *x.ctx);
-                            },
-                            false)](NodeLowering& n) {
+  t["pow"].pointwise = [](NodeLowering& n) {
     // The interpreter's (and PyTorch's) rule, ir/ops/binary.cpp: an integer
     // base to a negative Python-int exponent is an error, not 0 or 1. A
     // constant exponent is checked here; a run-time scalar one is not yet.
@@ -321,7 +343,13 @@ void register_elementwise_lowerings(LoweringTable& t) {
       KILN_USER_CHECK(k >= 0, "pow: integers to negative integer powers are not allowed (exponent "
                                   << k << ")");
     }
-    return lower(n);
+    bool scalar_exponent = e.kind == Operand::Kind::Scalar && e.type.is_scalar();
+    return binary(
+        [scalar_exponent](const BinaryArgs& x) {
+          if (!is_floating(x.work)) return int_power(x.a, x.b, *x.ctx);
+          return scalar_exponent ? pow_scalar(x) : call("pow", {x.a, x.b});
+        },
+        false)(n);
   };
   t["remainder"].pointwise = binary([](const BinaryArgs& x) { return x.a % x.b; }, false);
   t["maximum"].pointwise = binary([](const BinaryArgs& x) { return max(x.a, x.b); }, false);

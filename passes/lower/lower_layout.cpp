@@ -5,6 +5,9 @@
 // stack pick a piece with Select over clamped (always in-bounds) indices when
 // inlined, and as kernels of their own copy each piece with offset indexing.
 #include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
@@ -18,6 +21,53 @@ using namespace kiln::loop;  // NOLINT
 bool is_one(const Expr& e) {
   int64_t v = 0;
   return is_const_int(e, &v) && v == 1;
+}
+
+// The input index of output element `idx` of a row-major reshape, one group
+// of dims at a time: the shortest runs of input and output dims with equal
+// static products (224 -> 14 x 16, or 14 x 14 -> 196) map through their own
+// flat index, so a split dim is i * 16 + j rather than a chain of divisions
+// of the whole tensor's flat index (a 6-D patchify ran ~60x a plain copy).
+// Empty when a symbolic or zero dim leaves the groups unknown.
+std::optional<std::vector<std::pair<std::vector<size_t>, std::vector<size_t>>>> reshape_groups(
+    const std::vector<Expr>& in, const std::vector<Expr>& out) {
+  std::vector<std::pair<std::vector<size_t>, std::vector<size_t>>> groups;
+  size_t i = 0, j = 0;
+  auto value = [](const Expr& e, int64_t* v) { return is_const_int(e, v) && *v > 0; };
+  while (i < in.size() && j < out.size()) {
+    std::vector<size_t> gi, go;
+    int64_t pi = 1, po = 1, v = 0;
+    if (!value(in[i], &v)) {
+      if (!equal(in[i], out[j])) return std::nullopt;
+      groups.push_back({{i++}, {j++}});  // the same symbolic dim on both sides
+      continue;
+    }
+    do {
+      if (pi <= po && i < in.size()) {
+        if (!value(in[i], &v)) return std::nullopt;
+        pi *= v;
+        gi.push_back(i++);
+      } else if (j < out.size()) {
+        if (!value(out[j], &v)) return std::nullopt;
+        po *= v;
+        go.push_back(j++);
+      } else {
+        return std::nullopt;
+      }
+    } while (pi != po || gi.empty() || go.empty());
+    groups.push_back({gi, go});
+  }
+  // What is left on either side is size-1 dims (the products matched).
+  for (; i < in.size(); ++i) {
+    int64_t v = 0;
+    if (!is_const_int(in[i], &v) || v != 1) return std::nullopt;
+    groups.push_back({{i}, {}});
+  }
+  for (; j < out.size(); ++j) {
+    int64_t v = 0;
+    if (!is_const_int(out[j], &v) || v != 1) return std::nullopt;
+  }
+  return groups;
 }
 
 // Same row-major elements, new dims.
@@ -35,6 +85,7 @@ std::vector<Operand> lower_packed(NodeLowering& n) {
   for (size_t k = 0; direct && k < in_pos.size(); ++k) {
     direct = equal(x.dims[in_pos[k]], out_dims[out_pos[k]]);
   }
+  const auto groups = direct ? std::nullopt : reshape_groups(x.dims, out_dims);
   return {tensor_operand(
       x.dtype, out_dims,
       [=](const Index& idx) {
@@ -43,7 +94,17 @@ std::vector<Operand> lower_packed(NodeLowering& n) {
           for (size_t k = 0; k < in_pos.size(); ++k) in[in_pos[k]] = idx[out_pos[k]];
           return x.at(in);
         }
-        return x.at(unflatten(flat_index(idx, out_dims), x.dims));
+        if (!groups) return x.at(unflatten(flat_index(idx, out_dims), x.dims));
+        Index in(x.dims.size(), make_int(0));
+        for (const auto& [gi, go] : *groups) {
+          Index part;
+          std::vector<Expr> part_dims, in_dims;
+          for (size_t d : go) part.push_back(idx[d]), part_dims.push_back(out_dims[d]);
+          for (size_t d : gi) in_dims.push_back(x.dims[d]);
+          Index sub = unflatten(go.empty() ? make_int(0) : flat_index(part, part_dims), in_dims);
+          for (size_t k = 0; k < gi.size(); ++k) in[gi[k]] = sub[k];
+        }
+        return x.at(in);
       },
       n.out_type())};
 }

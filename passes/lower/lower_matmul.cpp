@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "ir/loop/analysis.h"
 #include "ir/loop/simplify.h"
 #include "passes/lower/cpu/gemm.h"
 #include "passes/lower/gemm_spec.h"
@@ -131,6 +132,32 @@ std::vector<std::pair<std::string, int64_t>> unit_strides(LowerContext& ctx) {
   return out;
 }
 
+// Whether the operand read f(p, q) steps one element per step of p (its
+// stride 1, or a stride the code is versioned on being 1) and not per step of
+// q: a transposed view (x @ w.t() reads w along K), which the generators then
+// read like a linear layer's weight instead of gathering along N.
+bool unit_along_first(const std::function<Expr(const Expr&, const Expr&)>& f,
+                      const std::vector<std::pair<std::string, int64_t>>& specialize) {
+  Expr p = Var::make(i64_t(), "probe_p"), q = Var::make(i64_t(), "probe_q");
+  Expr e = f(p, q);
+  while (const auto* c = e.as<Cast>()) e = c->value;
+  const auto* load = e.as<Load>();
+  if (!load) return false;
+  auto unit = [&](const Expr& c) {
+    int64_t v = 0;
+    if (!c.defined()) return false;
+    if (is_const_int(c, &v)) return v == 1;
+    const auto* var = c.as<Var>();
+    for (const auto& [name, value] : specialize) {
+      if (var && var->name == name && value == 1) return true;
+    }
+    return false;
+  };
+  Expr cp = linear_coefficient(load->index, "probe_p");
+  Expr cq = linear_coefficient(load->index, "probe_q");
+  return unit(cp) && cq.defined() && !unit(cq);
+}
+
 }  // namespace
 
 GemmSpec node_gemm_spec(NodeLowering& n, const std::vector<OutBuf>& outs) {
@@ -139,6 +166,16 @@ GemmSpec node_gemm_spec(NodeLowering& n, const std::vector<OutBuf>& outs) {
   GemmSpec& s = p.spec;
   s.acc = accum_dtype(n.out_dtype());
   s.specialize = unit_strides(n.ctx);
+  if (!linear) {
+    // A transposed view as an operand: read along its stored dim.
+    Index pb(s.batch.size(), make_int(0));
+    const auto& a = s.a;
+    const auto& b = s.b;
+    s.a_contiguous_m =
+        unit_along_first([&](const Expr& m, const Expr& k) { return a(pb, m, k); }, s.specialize);
+    s.b_contiguous_k =
+        unit_along_first([&](const Expr& k, const Expr& nn) { return b(pb, k, nn); }, s.specialize);
+  }
   const OutBuf out = outs[0];
   const Operand bias = linear ? n.in(2) : Operand{};
   auto out_index = p.out_index;

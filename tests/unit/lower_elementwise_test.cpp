@@ -134,6 +134,49 @@ TEST(LowerElementwise, ScalarOperands) {
                           Tensor::scalar(1, DType::Bool)});
 }
 
+// The scalar exponents ATen strength-reduces (x*x, x*x*x, sqrt, 1/sqrt, 1/x,
+// 1/(x*x)): the lowering and the interpreter compute the same steps, so they
+// agree bit for bit, zero signs included (sqrt(-0.0) = -0.0 where pow gives
+// +0.0; sqrt(-inf) = nan where pow gives +inf). Other exponents keep pow.
+TEST(LowerElementwise, PowSpecialExponents) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  auto at = [](const Tensor& v, int64_t i) { return v.get(std::vector<int64_t>{i}); };
+  const std::vector<double> edge = {-0.0, 0.0, -inf, inf, nan, -2.0, 3.0, 1e-30, -1e30, 0.7};
+  for (DType t : {DType::F32, DType::F64, DType::F16, DType::BF16}) {
+    Tensor x = make_tensor({int64_t(edge.size())}, edge).to(t);
+    Tensor r = random_tensor({1023}, t, 9);
+    for (double e : {2.0, 3.0, 0.5, -0.5, -1.0, -2.0, 1.0, 2.5}) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + " ** " + std::to_string(e));
+      for (const Tensor& in : {x, r}) {
+        Built b = build("pow", {in, In::c(AttrValue(e))}, {});
+        Tensor want = ir::interpret(*b.g, b.feed)[0].to(DType::F64);
+        Tensor got = run_lowered(*b.g, b.feed)[0].to(DType::F64);
+        const double tol = e == 2.5 ? default_rtol(t) : 0;  // pow itself may differ by an ulp
+        for (int64_t i = 0; i < in.numel(); ++i) {
+          double w = at(want, i), g = at(got, i);
+          bool same = (std::isnan(w) && std::isnan(g)) ||
+                      (w == g && std::signbit(w) == std::signbit(g)) ||
+                      (std::isfinite(w) && std::fabs(w - g) <= tol * std::fabs(w));
+          EXPECT_TRUE(same) << "[" << i << "] " << at(in.to(DType::F64), i) << ": got " << g
+                            << ", interpreter " << w;
+        }
+      }
+    }
+  }
+  // The edge cases themselves, as PyTorch's CPU kernels give them for f32.
+  Built b = build("pow", {make_tensor({3}, {-0.0, -inf, 4.0}), In::c(AttrValue(0.5))}, {});
+  Tensor y = ir::interpret(*b.g, b.feed)[0].to(DType::F64);
+  EXPECT_TRUE(std::signbit(at(y, 0)) && at(y, 0) == 0);
+  EXPECT_TRUE(std::isnan(at(y, 1)));
+  EXPECT_EQ(at(y, 2), 2.0);
+  // An integer exponent of an integer tensor stays integral; a float one promotes.
+  compare("pow", {random_tensor({7}, DType::I32, 3), In::c(AttrValue(int64_t{3}))}, {}, 0, 0);
+  compare("pow", {random_tensor({7}, DType::U8, 3).to(DType::I64), In::c(AttrValue(0.5))}, {}, 0,
+          0);
+  compare("pow", {random_tensor({0}, DType::F32, 3), In::c(AttrValue(3.0))}, {}, 0, 0);
+}
+
 TEST(LowerElementwise, CompareLogicalBitwiseSelect) {
   for (const char* op :
        {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"}) {

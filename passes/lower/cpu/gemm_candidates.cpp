@@ -8,6 +8,7 @@
 // otherwise (B larger than L2, a linear weight to transpose, sizes unknown
 // until run time). Reasons are phrased for `kiln explain`; the measurements
 // behind the rule are in docs/gemm.md.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -23,13 +24,37 @@ struct Sizes {
   int64_t batch = 1, M = 1, N = 1, K = 1;
   bool known = true;  // every size static
   DType dtype = DType::F32;
-  bool b_contiguous_k = false;  // linear's [N, K] weight
+  bool b_contiguous_k = false;  // linear's [N, K] weight, or x @ w.t()
 };
 
 int64_t static_or(const ir::Dim& d, bool* known) {
   if (d.is_static()) return d.value;
   *known = false;
   return -1;
+}
+
+// Whether `v` is its producer's input with the last two dims swapped (w.t(),
+// w.transpose(-2, -1), a permute that swaps just them): a matmul operand
+// stored along what the product reads as its first dim.
+bool swaps_last_two(const ir::Value* v) {
+  const ir::Node* p = v->producer();
+  const int64_t r = v->type().is_tensor() ? v->type().rank() : 0;
+  if (!p || r < 2) return false;
+  if (p->op() == "transpose") {
+    auto norm = [r](int64_t d) { return d < 0 ? d + r : d; };
+    int64_t d0 = norm(p->attrs().get_int("dim0")), d1 = norm(p->attrs().get_int("dim1"));
+    return std::min(d0, d1) == r - 2 && std::max(d0, d1) == r - 1;
+  }
+  if (p->op() == "permute") {
+    std::vector<int64_t> d = p->attrs().get_ints("dims");
+    if (int64_t(d.size()) != r) return false;
+    for (int64_t i = 0; i < r; ++i) {
+      int64_t want = i < r - 2 ? i : (i == r - 2 ? r - 1 : r - 2);
+      if ((d[size_t(i)] + r) % r != want) return false;
+    }
+    return true;
+  }
+  return false;
 }
 
 Sizes sizes_of(const ir::Node& n) {
@@ -55,6 +80,7 @@ Sizes sizes_of(const ir::Node& n) {
     }
     return s;
   }
+  s.b_contiguous_k = b.size() >= 2 && swaps_last_two(n.input(1));  // x @ w.t()
   s.M = a.size() == 1 ? 1 : static_or(a[a.size() - 2], &s.known);
   s.N = b.size() == 1 ? 1 : static_or(b.back(), &s.known);
   const size_t batch_rank = o.size() - (a.size() == 1 ? 0 : 1) - (b.size() == 1 ? 0 : 1);

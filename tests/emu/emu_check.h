@@ -38,8 +38,10 @@ class EmuCheck {
  public:
   // Compiles `g` (which may be destroyed after), emits its CUDA C and computes
   // the reference of each run; `group` names the report's group (e.g. the op).
+  // `algorithm` names the contraction candidate every contraction runs (""
+  // for the heuristic's choice).
   void add(const std::string& group, const std::string& what, const ir::Graph& g,
-           const std::vector<EmuRun>& runs, Tolerance tol) {
+           const std::vector<EmuRun>& runs, Tolerance tol, const std::string& algorithm = "") {
     Case c;
     c.group = group;
     c.what = what;
@@ -47,7 +49,7 @@ class EmuCheck {
     CompileOptions o;
     o.device = Device::sim(0);
     try {
-      c.impl = compile_detail::build_with_algorithm(g, o, "loop-eval", "");
+      c.impl = compile_detail::build_with_algorithm(g, o, "loop-eval", algorithm);
       c.program = codegen::cuda::emit_cuda(c.impl->scheduled);
     } catch (const std::exception& e) {
       failures_.push_back(what + ": compile/emit: " + e.what());

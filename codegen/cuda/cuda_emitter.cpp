@@ -10,6 +10,7 @@
 #include "codegen/cuda/prelude.h"
 #include "ir/loop/canonical.h"
 #include "ir/loop/visitor.h"
+#include "ir/loop/warp_mma.h"
 #include "kiln/error.h"
 
 namespace kiln::codegen::cuda {
@@ -140,6 +141,9 @@ void KernelEmitter::stmt(const Stmt& s) {
       line("__syncthreads();");
       return;
     case loop::NodeKind::ExternCall:
+      if (s.as<loop::ExternCall>()->name == loop::kWarpMmaCall) {
+        return warp_mma(s.as<loop::ExternCall>());
+      }
       not_gpu_code("an extern call '" + s.as<loop::ExternCall>()->name + "'");
     case loop::NodeKind::IntImm:
     case loop::NodeKind::FloatImm:
@@ -265,6 +269,22 @@ void KernelEmitter::store(const loop::Store* op) {
                     "] = " + to_memory(b.dtype, vec + ".v[" + std::to_string(k) + "]") + ";";
     line(op->predicate.defined() ? "if (" + unparen(pred.lane(k)) + ") " + s : s);
   }
+}
+
+// The warp MMA: the prelude's kiln_mma_m16n8k16_{f16,bf16}(C, A, B, c, a,
+// lda, b, ldb, lane), which every lane of the warp reaches together.
+void KernelEmitter::warp_mma(const loop::ExternCall* op) {
+  KILN_INTERNAL_CHECK(in_thread_ && op->bufs.size() == 3 && op->args.size() == 6,
+                      "cuda emitter: kernel " << k_.name << " has a malformed " << op->name);
+  const BufInfo &c = buffer(op->bufs[0]), &a = buffer(op->bufs[1]), &b = buffer(op->bufs[2]);
+  KILN_INTERNAL_CHECK(c.dtype == DType::F32 && a.dtype == b.dtype &&
+                          (a.dtype == DType::F16 || a.dtype == DType::BF16),
+                      "cuda emitter: " << op->name << " in kernel " << k_.name
+                                       << " multiplies f16 or bf16 into f32");
+  std::string call = std::string("kiln_mma_m16n8k16_") + (a.dtype == DType::F16 ? "f16" : "bf16") +
+                     "(" + c.name + ", " + a.name + ", " + b.name;
+  for (const Expr& e : op->args) call += ", " + unparen(scalar(e));
+  line(call + ");");
 }
 
 void KernelEmitter::allocate(const loop::Allocate* op) {

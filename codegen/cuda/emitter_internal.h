@@ -117,6 +117,7 @@ class KernelEmitter {
   void for_loop(const loop::For* op);
   void store(const loop::Store* op);
   void allocate(const loop::Allocate* op);
+  void warp_mma(const loop::ExternCall* op);  // ir/loop/warp_mma.h
   void scalar_params();
   void line(const std::string& text);  // one line at the current indent
   // Binds IR variable `name` to a fresh C identifier for the scope of `f`.

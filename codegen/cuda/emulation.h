@@ -146,11 +146,18 @@ const Coords& coords();
 
 void syncthreads(const char* file, int line);
 
-enum class WarpOp : int { ShflIdx, ShflUp, ShflDown, ShflXor, Ballot, Any, All };
+enum class WarpOp : int { ShflIdx, ShflUp, ShflDown, ShflXor, Ballot, Any, All, MmaF16, MmaBf16 };
 // One lane's part of a warp collective: blocks until every lane of `mask`
 // has reached it; returns the lane's result (the shuffled bits, or the vote).
 uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int arg, int width,
                          const char* file, int line);
+
+// One lane's part of the tensor-core product mma.sync.m16n8k16 (f32 += f16 x
+// f16 or bf16 x bf16; PTX's fragment layout): blocks until all 32 lanes of
+// the warp have called it, then each lane's c[0..3] takes its elements of
+// the product of the fragments a[0..3] (A, 16x16) and b[0..1] (B, 16x8).
+void warp_mma(bool bf16, float* c, const uint32_t* a, const uint32_t* b, const char* file,
+              int line);
 
 // One KILN_SHARED array of the running block (owned by the block).
 struct SharedDecl;
@@ -501,6 +508,13 @@ inline int __ffsll(long long v) {
 // Kiln's CUDA prelude is host C++ too (codegen/cuda/kiln_prelude.cuh): its
 // types and functions come from there, and a vector access to shared memory
 // (kiln_vload / kiln_vstore of `name + offset`) is checked lane by lane.
+#define KILN_EMU_MMA 1
+static inline void kiln_mma_sync_f16(float* c, const unsigned int* a, const unsigned int* b) {
+  ::kiln::emu::detail::warp_mma(false, c, a, b, __FILE__, __LINE__);
+}
+static inline void kiln_mma_sync_bf16(float* c, const unsigned int* a, const unsigned int* b) {
+  ::kiln::emu::detail::warp_mma(true, c, a, b, __FILE__, __LINE__);
+}
 #if __has_include("codegen/cuda/kiln_prelude.cuh")
 #include "codegen/cuda/kiln_prelude.cuh"
 #define KILN_EMU_HAS_PRELUDE 1

@@ -510,3 +510,76 @@ KILN_FN void kiln_vstore(T* p, const kiln_vec<T, N>& x) {
     for (int i = 0; i < N; ++i) p[i] = x.v[i];
   }
 }
+
+// ---------------------------------------------------------------- tensor cores
+// The warp MMA of loop IR (ir/loop/warp_mma.h): every lane of a warp calls
+// kiln_mma_m16n8k16_{f16,bf16} together with the same tiles; lane `lane`
+// gathers its fragments of the 16x16 A tile (row-major, k contiguous, row
+// stride lda) and of the 16x8 B tile (column-major, k contiguous, column
+// stride ldb) in PTX's layout for mma.m16n8k16 (g = lane / 4, q = lane % 4:
+// A rows g and g + 8, columns 2q, 2q + 1 and those + 8; B columns g, rows 2q,
+// 2q + 1 and those + 8), and its four accumulators c[c_off..+3] (rows g and
+// g + 8, columns 2q, 2q + 1) take the product. On the device that is one
+// mma.sync instruction; the CUDA emulator (codegen/cuda/emulation.h) defines
+// kiln_mma_sync_f16/bf16 as a warp collective computing the same product from
+// the 32 lanes' fragments.
+#if defined(__CUDACC__)
+KILN_FN void kiln_mma_sync_f16(float* c, const kiln_u32* a, const kiln_u32* b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+KILN_FN void kiln_mma_sync_bf16(float* c, const kiln_u32* a, const kiln_u32* b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#elif !defined(KILN_EMU_MMA)
+// Host C++ has no warps: only the emulator defines these.
+void kiln_mma_sync_f16(float* c, const kiln_u32* a, const kiln_u32* b);
+void kiln_mma_sync_bf16(float* c, const kiln_u32* a, const kiln_u32* b);
+#endif
+
+// Elements i and i + 1 of p (16-bit patterns, i even) as one 32-bit register,
+// element i in the low half.
+template <typename T, typename P>
+KILN_FN kiln_u32 kiln_mma_pair(P p, kiln_i64 i) {
+#if defined(__CUDACC__)
+  return *reinterpret_cast<const kiln_u32*>(&p[i]);
+#else
+  const T lo = p[i], hi = p[i + 1];
+  return (kiln_u32)lo.bits | ((kiln_u32)hi.bits << 16);
+#endif
+}
+
+template <typename T, typename PA, typename PB>
+KILN_FN void kiln_mma_fragments(PA a, kiln_i64 a_off, kiln_i64 lda, PB b, kiln_i64 b_off,
+                                kiln_i64 ldb, kiln_i64 lane, kiln_u32* ra, kiln_u32* rb) {
+  const kiln_i64 g = lane >> 2, q2 = (lane & 3) * 2;
+  ra[0] = kiln_mma_pair<T>(a, a_off + g * lda + q2);
+  ra[1] = kiln_mma_pair<T>(a, a_off + (g + 8) * lda + q2);
+  ra[2] = kiln_mma_pair<T>(a, a_off + g * lda + q2 + 8);
+  ra[3] = kiln_mma_pair<T>(a, a_off + (g + 8) * lda + q2 + 8);
+  rb[0] = kiln_mma_pair<T>(b, b_off + g * ldb + q2);
+  rb[1] = kiln_mma_pair<T>(b, b_off + g * ldb + q2 + 8);
+}
+
+template <typename PA, typename PB>
+KILN_FN void kiln_mma_m16n8k16_f16(float* c, PA a, PB b, kiln_i64 c_off, kiln_i64 a_off,
+                                   kiln_i64 lda, kiln_i64 b_off, kiln_i64 ldb, kiln_i64 lane) {
+  kiln_u32 ra[4], rb[2];
+  kiln_mma_fragments<kiln_f16>(a, a_off, lda, b, b_off, ldb, lane, ra, rb);
+  kiln_mma_sync_f16(c + c_off, ra, rb);
+}
+
+template <typename PA, typename PB>
+KILN_FN void kiln_mma_m16n8k16_bf16(float* c, PA a, PB b, kiln_i64 c_off, kiln_i64 a_off,
+                                    kiln_i64 lda, kiln_i64 b_off, kiln_i64 ldb, kiln_i64 lane) {
+  kiln_u32 ra[4], rb[2];
+  kiln_mma_fragments<kiln_bf16>(a, a_off, lda, b, b_off, ldb, lane, ra, rb);
+  kiln_mma_sync_bf16(c + c_off, ra, rb);
+}

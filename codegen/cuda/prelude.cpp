@@ -35,6 +35,8 @@ const std::vector<std::string>& prelude_names() {
       // integers and floats
       "kiln_div", "kiln_mod", "kiln_add_wrap", "kiln_sub_wrap", "kiln_mul_wrap", "kiln_min",
       "kiln_max", "kiln_abs", "kiln_isnan",
+      // tensor cores (the warp MMA, ir/loop/warp_mma.h)
+      "kiln_mma_m16n8k16_f16", "kiln_mma_m16n8k16_bf16",
       // the loop-IR intrinsics
       "kiln_exp", "kiln_log", "kiln_log1p", "kiln_expm1", "kiln_sqrt", "kiln_rsqrt", "kiln_sin",
       "kiln_cos", "kiln_tanh", "kiln_sigmoid", "kiln_erf", "kiln_pow", "kiln_floor", "kiln_ceil",

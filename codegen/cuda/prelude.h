@@ -31,6 +31,8 @@
 //              kiln_cos kiln_tanh kiln_sigmoid kiln_erf kiln_pow kiln_floor
 //              kiln_ceil kiln_round kiln_trunc kiln_abs kiln_fma (float and
 //              double overloads)
+//   tensor:    kiln_mma_m16n8k16_f16 kiln_mma_m16n8k16_bf16 (the warp MMA
+//              of ir/loop/warp_mma.h; a warp collective)
 //
 // prelude_names() holds the same list for tests; docs/cuda.md repeats it.
 #pragma once

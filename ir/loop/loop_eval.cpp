@@ -14,6 +14,7 @@
 #include "ir/loop/analysis.h"
 #include "ir/loop/extra_math.h"
 #include "ir/loop/warp.h"
+#include "ir/loop/warp_mma.h"
 #include "kiln/element.h"
 #include "kiln/error.h"
 #include "runtime/kernel_status.h"
@@ -359,6 +360,7 @@ class Evaluator {
   // enclosing store's predicate or by a predicate of the divisor's loads.
   bool division_lane_live(const Binary* op, int k);
   Val eval_compare(const Compare* op);
+  void exec_warp_mma(const ExternCall* op);
   Val eval_call(const Call* op);
   Val eval_checked_index(const Call* op, const std::vector<Val>& args);
   Val eval_warp_reduce(const Call* op, BinOp combine);
@@ -608,6 +610,31 @@ void Evaluator::exec_store(const Store* op) {
   }
 }
 
+// One lane's part of the warp MMA (ir/loop/warp_mma.h): its four elements
+// of C, each a sum over k in f32 of exact products.
+void Evaluator::exec_warp_mma(const ExternCall* op) {
+  KILN_INTERNAL_CHECK(op->bufs.size() == 3 && op->args.size() == 6,
+                      "loop_eval: " << op->name << " takes 3 buffers and 6 scalars");
+  const BoundBuffer &c = buffer(op->bufs[0]), &a = buffer(op->bufs[1]), &b = buffer(op->bufs[2]);
+  KILN_INTERNAL_CHECK(c.dtype == DType::F32 && a.dtype == b.dtype &&
+                          (a.dtype == DType::F16 || a.dtype == DType::BF16),
+                      "loop_eval: " << op->name << " multiplies f16 or bf16 into f32");
+  int64_t arg[6];
+  for (size_t i = 0; i < 6; ++i) arg[i] = eval(op->args[i]).lanes[0].i;
+  const int64_t c0 = arg[0], a0 = arg[1], lda = arg[2], b0 = arg[3], ldb = arg[4], ln = arg[5];
+  KILN_INTERNAL_CHECK(ln >= 0 && ln < 32, "loop_eval: " << op->name << " of lane " << ln);
+  for (int64_t r = 0; r < 4; ++r) {
+    const int64_t row = ln / 4 + 8 * (r / 2), col = 2 * (ln % 4) + r % 2;
+    float sum = static_cast<float>(read_lane(c, c0 + r, thread_).f);
+    for (int64_t k = 0; k < kWarpMmaK; ++k) {
+      const double x = read_lane(a, a0 + row * lda + k, thread_).f;
+      const double y = read_lane(b, b0 + col * ldb + k, thread_).f;
+      sum += static_cast<float>(x * y);
+    }
+    write_lane(c, c0 + r, Lane{.f = sum}, thread_);
+  }
+}
+
 void Evaluator::exec(const Stmt& s) {
   KILN_INTERNAL_CHECK(s.defined(), "loop_eval: undefined statement");
   switch (s->kind) {
@@ -667,6 +694,7 @@ void Evaluator::exec(const Stmt& s) {
     case NodeKind::Barrier:
       return;
     case NodeKind::ExternCall:
+      if (s.as<ExternCall>()->name == kWarpMmaCall) return exec_warp_mma(s.as<ExternCall>());
       KILN_USER_ERROR("loop_eval: extern call '" << s.as<ExternCall>()->name
                                                  << "' cannot be evaluated (no CPU routine)");
     default:

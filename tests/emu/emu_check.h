@@ -38,7 +38,8 @@ class EmuCheck {
  public:
   // Compiles `g` (which may be destroyed after), emits its CUDA C and computes
   // the reference of each run; `group` names the report's group (e.g. the op).
-  // Contractions run `algorithm` (the heuristic's choice when empty).
+  // `algorithm` names the contraction candidate every contraction runs (""
+  // for the heuristic's choice).
   void add(const std::string& group, const std::string& what, const ir::Graph& g,
            const std::vector<EmuRun>& runs, Tolerance tol, const std::string& algorithm = "") {
     Case c;

@@ -96,6 +96,25 @@ extern "C" __global__ void __launch_bounds__(32) row_sum_warp(const float* __res
 )";
 
 // Elementwise with 128-bit loads and stores, a f32 scalar in its slot, a tail.
+// One 16x8x16 tensor-core product through the prelude's warp MMA: A (16x16,
+// row-major) and B (stored [n][k]) staged in shared memory with rows of 24,
+// every warp of the block computing the same tile into its lanes' four
+// accumulators (c holds 4 per thread, read and written back).
+constexpr const char* kMmaTile = R"(
+extern "C" __global__ void __launch_bounds__(64, 1) mma_tile(const kiln_f16* __restrict__ a, const kiln_f16* __restrict__ b, float* __restrict__ c) {
+  KILN_SHARED(kiln_f16, As, 384);
+  KILN_SHARED(kiln_f16, Bs, 192);
+  const kiln_i64 t = (kiln_i64)threadIdx.x;
+  for (kiln_i64 i = t; i < 384; i += (kiln_i64)blockDim.x) As[i] = a[i];
+  for (kiln_i64 i = t; i < 192; i += (kiln_i64)blockDim.x) Bs[i] = b[i];
+  __syncthreads();
+  float acc[4];
+  for (int r = 0; r < 4; ++r) acc[r] = c[t * 4 + r];
+  kiln_mma_m16n8k16_f16(acc, As, Bs, 0, 0, 24, 0, 24, t % 32);
+  for (int r = 0; r < 4; ++r) c[t * 4 + r] = acc[r];
+}
+)";
+
 constexpr const char* kAxpy = R"(
 extern "C" __global__ void __launch_bounds__(256) axpy_vec4(const float* __restrict__ x, float* __restrict__ y, long long n, long long alpha_slot) {
   const float alpha = test_f32_from_slot(alpha_slot);
@@ -167,6 +186,7 @@ enum ProgramIndex : size_t {
   kFillOne,
   kFillTwo,
   kMemory,
+  kMmaTileProgram,
   kNumPrograms,
 };
 
@@ -198,6 +218,7 @@ class EmuHarness : public ::testing::Test {
     programs[kFillOne] = {"fill1.cu", kFill1};
     programs[kFillTwo] = {"fill2.cu", kFill2};
     programs[kMemory] = {"memory_errors.cu", kMemoryErrors};
+    programs[kMmaTileProgram] = {"mma_tile.cu", kMmaTile};
     lib_ = Library::build(programs, kPrelude);
   }
 
@@ -321,6 +342,56 @@ TEST_F(EmuHarness, LaneLeavingAShuffleIsReported) {
     EXPECT_EQ(e.kind(), ErrorKind::Warp) << e.what();
     EXPECT_THAT(e.what(), HasSubstr("waits at __shfl_xor_sync at row_sum_warp_divergent.cu:"));
     EXPECT_THAT(e.what(), HasSubstr("thread 20, named in the mask, exited"));
+  }
+}
+
+// The prelude's fragment gather and the emulator's mma.sync collective
+// against the product written out: C[row][col] += sum_k A[row][k] B[k][col]
+// for lane l's elements (row l/4 + 8(r/2), column 2(l%4) + r%2). Small
+// integers, so every sum is exact. A block whose last warp is partial is
+// reported: mma.sync needs all 32 lanes.
+TEST_F(EmuHarness, WarpMmaMatchesTheProductAndNeedsAFullWarp) {
+  const uint16_t half_of[5] = {0xC000, 0xBC00, 0x0000, 0x3C00, 0x4000};  // -2..2
+  std::vector<uint16_t> as(384, 0), bs(192, 0);
+  float A[16][16], B[16][8];
+  for (int m = 0; m < 16; ++m) {
+    for (int k = 0; k < 16; ++k) {
+      const int v = (m * 7 + k * 3) % 5;
+      as[size_t(m * 24 + k)] = half_of[v];
+      A[m][k] = float(v - 2);
+    }
+  }
+  for (int n = 0; n < 8; ++n) {
+    for (int k = 0; k < 16; ++k) {
+      const int v = (n * 5 + k * 2 + 1) % 5;
+      bs[size_t(n * 24 + k)] = half_of[v];
+      B[k][n] = float(v - 2);
+    }
+  }
+  std::vector<float> cs(64 * 4);
+  for (size_t i = 0; i < cs.size(); ++i) cs[i] = float(i % 7);
+  Buffer a = Buffer::of(as), b = Buffer::of(bs), c = Buffer::of(cs);
+  void* buffers[] = {a.data(), b.data(), c.data()};
+  lib_->launch(lib_->kernel(kMmaTileProgram, "mma_tile"), {1}, {64}, buffers, {});
+  const std::vector<float> got = c.values<float>();
+  for (int t = 0; t < 64; ++t) {
+    const int l = t % 32;
+    for (int r = 0; r < 4; ++r) {
+      const int row = l / 4 + 8 * (r / 2), col = 2 * (l % 4) + r % 2;
+      float want = cs[size_t(t * 4 + r)];
+      for (int k = 0; k < 16; ++k) want += A[row][k] * B[k][col];
+      EXPECT_EQ(got[size_t(t * 4 + r)], want) << "thread " << t << " element " << r;
+    }
+  }
+  Buffer c2 = Buffer::of(cs);
+  void* buffers2[] = {a.data(), b.data(), c2.data()};
+  try {
+    lib_->launch(lib_->kernel(kMmaTileProgram, "mma_tile"), {1}, {48}, buffers2, {});
+    ADD_FAILURE() << "no report";
+  } catch (const kiln::emu::Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Warp) << e.what();
+    EXPECT_THAT(e.what(), HasSubstr("mma.sync.m16n8k16 (f16)"));
+    EXPECT_THAT(e.what(), HasSubstr("names lanes its warp does not have"));
   }
 }
 

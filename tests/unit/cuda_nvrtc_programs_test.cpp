@@ -49,48 +49,14 @@ TEST(CudaNvrtcPrograms, ConformanceKernelsCompileWithoutSpills) {
   check_programs(all.programs, 50);
 }
 
-// The tiled GPU GEMM ("gemm.simt") in every form it takes: its kernels are
-// contractions, which the check above lets use local memory, but its
+// The GEMM kernels of `fns` (each compiled with contraction algorithm
+// `algorithm`, "" for the heuristic's) in one program through NVRTC: their
+// kernels are contractions, which the check above lets use local memory, but
 // accumulators, operands and slab registers must all stay in registers (the
-// micro-tile is unrolled in the IR with constant indices), so here no local
-// memory at all, no spills, and the shared slabs within 48 KiB.
-TEST(CudaNvrtcPrograms, TiledGemmKernelsKeepEverythingInRegisters) {
-  if (std::string why = CudaCompileCheck::skip_reason(); !why.empty()) GTEST_SKIP() << why;
-  const char* script = R"(
-def mm(a: Tensor, b: Tensor):
-    return a @ b
-
-def mm_bias_relu(a: Tensor, b: Tensor, c: Tensor):
-    return torch.relu(a @ b + c)
-
-def mm_ta(a: Tensor, b: Tensor):
-    return a.t() @ b
-
-def lin_gelu(x: Tensor, w: Tensor, b: Tensor):
-    return F.gelu(F.linear(x, w, b))
-)";
-  auto two = [](DType t) {
-    return std::vector<Binding>{bind_tensor("a", t, {sym("M"), sym("K")}),
-                                bind_tensor("b", t, {sym("K"), sym("N")})};
-  };
-  std::vector<std::pair<std::string, Function>> fns;
-  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64}) {
-    fns.push_back({std::string("mm ") + dtype_name(t), load_script(script, "mm", two(t))});
-  }
-  std::vector<Binding> three = two(DType::F32);
-  three.push_back(bind_tensor("c", DType::F32, {sym("N")}));
-  fns.push_back({"mm_bias_relu", load_script(script, "mm_bias_relu", three)});
-  fns.push_back({"mm_ta", load_script(script, "mm_ta",
-                                      {bind_tensor("a", DType::F32, {sym("K"), sym("M")}),
-                                       bind_tensor("b", DType::F32, {sym("K"), sym("N")})})});
-  fns.push_back(
-      {"bmm", load_script(script, "mm",
-                          {bind_tensor("a", DType::F32, {sym("B"), sym("M"), sym("K")}),
-                           bind_tensor("b", DType::F32, {sym("B"), sym("K"), sym("N")})})});
-  fns.push_back({"lin_gelu", load_script(script, "lin_gelu",
-                                         {bind_tensor("x", DType::F32, {sym("T"), sym("C")}),
-                                          bind_tensor("w", DType::F32, {sym("O"), sym("C")}),
-                                          bind_tensor("b", DType::F32, {sym("O")})})});
+// inner products are unrolled in the IR with constant indices), so here no
+// local memory at all, no spills, and the shared slabs within 48 KiB.
+void expect_gemms_in_registers(const std::vector<std::pair<std::string, Function>>& fns,
+                               const std::string& algorithm, const std::string& must_call) {
   std::vector<loop::Kernel> kernels;
   std::vector<std::string> whats;
   for (const auto& [what, fn] : fns) {
@@ -100,12 +66,15 @@ def lin_gelu(x: Tensor, w: Tensor, b: Tensor):
     o.use_cache = false;
     o.disk_cache = false;
     std::shared_ptr<CompiledFunction::Impl> impl =
-        compile_detail::build_with_algorithm(fn.graph(), o, "cuda", "");
+        compile_detail::build_with_algorithm(fn.graph(), o, "cuda", algorithm);
     ASSERT_EQ(impl->scheduled.size(), 1u) << what;
     kernels.push_back(impl->scheduled[0]);
     whats.push_back(what);
   }
   codegen::cuda::CudaProgram p = codegen::cuda::emit_cuda(kernels);
+  if (!must_call.empty()) {
+    EXPECT_NE(p.source().find(must_call), std::string::npos) << p.source();
+  }
   codegen::cuda::CudaImage image = codegen::cuda::nvrtc_compile(p.source(), "gemm.cu", {});
   ASSERT_TRUE(image.cubin) << image.arch;
   for (size_t i = 0; i < kernels.size(); ++i) {
@@ -122,6 +91,74 @@ def lin_gelu(x: Tensor, w: Tensor, b: Tensor):
     EXPECT_LE(r->shared, 48 * 1024) << whats[i];
     EXPECT_EQ(p.entries[i].block, 256) << whats[i];
   }
+}
+
+constexpr const char* kGemmScript = R"(
+def mm(a: Tensor, b: Tensor):
+    return a @ b
+
+def mm_bias_relu(a: Tensor, b: Tensor, c: Tensor):
+    return torch.relu(a @ b + c)
+
+def mm_ta(a: Tensor, b: Tensor):
+    return a.t() @ b
+
+def lin_gelu(x: Tensor, w: Tensor, b: Tensor):
+    return F.gelu(F.linear(x, w, b))
+)";
+
+// mm, mm + bias + relu, a.t() @ b, a batched mm and linear + gelu in dtype t.
+std::vector<std::pair<std::string, Function>> gemm_forms(DType t) {
+  auto two = [](DType d) {
+    return std::vector<Binding>{bind_tensor("a", d, {sym("M"), sym("K")}),
+                                bind_tensor("b", d, {sym("K"), sym("N")})};
+  };
+  const std::string name = dtype_name(t);
+  std::vector<std::pair<std::string, Function>> fns;
+  std::vector<Binding> three = two(t);
+  three.push_back(bind_tensor("c", t, {sym("N")}));
+  fns.push_back({"mm_bias_relu " + name, load_script(kGemmScript, "mm_bias_relu", three)});
+  fns.push_back({"mm_ta " + name, load_script(kGemmScript, "mm_ta",
+                                              {bind_tensor("a", t, {sym("K"), sym("M")}),
+                                               bind_tensor("b", t, {sym("K"), sym("N")})})});
+  fns.push_back({"bmm " + name, load_script(kGemmScript, "mm",
+                                            {bind_tensor("a", t, {sym("B"), sym("M"), sym("K")}),
+                                             bind_tensor("b", t, {sym("B"), sym("K"), sym("N")})})});
+  fns.push_back({"lin_gelu " + name, load_script(kGemmScript, "lin_gelu",
+                                                 {bind_tensor("x", t, {sym("T"), sym("C")}),
+                                                  bind_tensor("w", t, {sym("O"), sym("C")}),
+                                                  bind_tensor("b", t, {sym("O")})})});
+  return fns;
+}
+
+// The tiled SIMT GEMM ("gemm.simt") in every form it takes.
+TEST(CudaNvrtcPrograms, TiledGemmKernelsKeepEverythingInRegisters) {
+  if (std::string why = CudaCompileCheck::skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  std::vector<std::pair<std::string, Function>> fns;
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64}) {
+    fns.push_back({std::string("mm ") + dtype_name(t),
+                   load_script(kGemmScript, "mm",
+                               {bind_tensor("a", t, {sym("M"), sym("K")}),
+                                bind_tensor("b", t, {sym("K"), sym("N")})})});
+  }
+  for (auto& f : gemm_forms(DType::F32)) fns.push_back(std::move(f));
+  expect_gemms_in_registers(fns, "gemm.simt", "kiln_fma(");
+}
+
+// The tensor-core GEMM ("gemm.mma", the heuristic's choice for f16/bf16) in
+// every form, its products the prelude's mma.sync: the 64 accumulators of a
+// lane, its fragments and slab registers all in registers too.
+TEST(CudaNvrtcPrograms, TensorCoreGemmKernelsKeepEverythingInRegisters) {
+  if (std::string why = CudaCompileCheck::skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  std::vector<std::pair<std::string, Function>> fns;
+  for (DType t : {DType::F16, DType::BF16}) {
+    fns.push_back({std::string("mm ") + dtype_name(t),
+                   load_script(kGemmScript, "mm",
+                               {bind_tensor("a", t, {sym("M"), sym("K")}),
+                                bind_tensor("b", t, {sym("K"), sym("N")})})});
+    for (auto& f : gemm_forms(t)) fns.push_back(std::move(f));
+  }
+  expect_gemms_in_registers(fns, "", "kiln_mma_m16n8k16_bf16(");
 }
 
 // conv2d's GPU candidates (passes/lower/gpu/gpu_conv.h), each forced, in

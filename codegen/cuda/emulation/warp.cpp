@@ -1,5 +1,6 @@
 // Warp collectives of the emulator (__shfl*_sync, __ballot_sync, __any_sync,
-// __all_sync) in lock step: a lane that reaches one records its operands and
+// __all_sync, and the tensor-core product of the prelude's kiln_mma_sync_*)
+// in lock step: a lane that reaches one records its operands and
 // blocks; when every lane named in the mask waits at a collective with that
 // same mask, the scheduler computes all the results at once (PTX's shfl.sync
 // rules, including `width` segments and out-of-range sources returning the
@@ -9,6 +10,8 @@
 //
 // Lanes are numbered by linear thread id (x fastest), warps of 32.
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <sstream>
 #include <string_view>
 
@@ -79,6 +82,67 @@ unsigned shuffle_source(WarpOp op, unsigned lane, int arg, int width) {
   return in_range ? static_cast<unsigned>(j) : lane;
 }
 
+// One lane's operands of mma.sync, on its fiber's stack while it waits.
+struct MmaLane {
+  const uint32_t* a;  // 4 registers of A's fragment
+  const uint32_t* b;  // 2 of B's
+  float* c;           // 4 accumulators
+};
+
+float f16_bits_to_float(uint32_t h) {
+  const float sign = (h & 0x8000u) ? -1.0f : 1.0f;
+  const int exp = static_cast<int>((h >> 10) & 0x1fu);
+  const uint32_t mant = h & 0x3ffu;
+  if (exp == 0) return sign * std::ldexp(static_cast<float>(mant), -24);
+  if (exp == 31) return mant ? std::nanf("") : sign * HUGE_VALF;
+  return sign * std::ldexp(static_cast<float>(mant | 0x400u), exp - 25);
+}
+
+float bf16_bits_to_float(uint32_t h) {
+  const uint32_t bits = h << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}: gathers A (16x16) and B
+// (16x8) from the 32 lanes' fragments by PTX's layout (g = lane / 4, q =
+// lane % 4; A register r of a lane holds row g + 8 * (r % 2), columns
+// 2q + 8 * (r / 2) and the next; B register r column g, rows 2q + 8r and the
+// next; accumulator r row g + 8 * (r / 2), column 2q + r % 2; the lower
+// index in the low half), and gives every lane its part of C + A * B. Each
+// sum runs over k in order in f32, as the loop evaluator computes it.
+void complete_mma(Launch& l, unsigned base, bool bf16) {
+  float A[16][16], B[16][8], C[16][8];
+  auto half = [&](uint32_t reg, int hi) {
+    const uint32_t bits = hi ? reg >> 16 : reg & 0xffffu;
+    return bf16 ? bf16_bits_to_float(bits) : f16_bits_to_float(bits);
+  };
+  for (unsigned lane = 0; lane < kWarp; ++lane) {
+    const MmaLane& m = *reinterpret_cast<const MmaLane*>(l.threads[base + lane].warp.value);
+    const unsigned g = lane / 4, q = lane % 4;
+    for (unsigned r = 0; r < 4; ++r) {
+      for (int h = 0; h < 2; ++h) {
+        A[g + 8 * (r % 2)][2 * q + 8 * (r / 2) + unsigned(h)] = half(m.a[r], h);
+        C[g + 8 * (r / 2)][2 * q + r % 2] = m.c[r];
+      }
+    }
+    for (unsigned r = 0; r < 2; ++r) {
+      for (int h = 0; h < 2; ++h) B[2 * q + 8 * r + unsigned(h)][g] = half(m.b[r], h);
+    }
+  }
+  for (unsigned lane = 0; lane < kWarp; ++lane) {
+    const MmaLane& m = *reinterpret_cast<const MmaLane*>(l.threads[base + lane].warp.value);
+    const unsigned g = lane / 4, q = lane % 4;
+    for (unsigned r = 0; r < 4; ++r) {
+      const unsigned row = g + 8 * (r / 2), col = 2 * q + r % 2;
+      float sum = C[row][col];
+      for (unsigned k = 0; k < 16; ++k) sum += A[row][k] * B[k][col];
+      m.c[r] = sum;
+    }
+  }
+}
+
 // Completes the collective of the lanes in `mask` of the warp at `base`
 // (all of them wait at it). False when it is malformed (the error is set).
 bool complete(Launch& l, unsigned base, unsigned mask) {
@@ -102,6 +166,11 @@ bool complete(Launch& l, unsigned base, unsigned mask) {
                                        " (a power of two up to 32)");
       return false;
     }
+  }
+  if (call.op == WarpOp::MmaF16 || call.op == WarpOp::MmaBf16) {
+    complete_mma(l, base, call.op == WarpOp::MmaBf16);
+    for (unsigned lane = 0; lane < kWarp; ++lane) l.threads[base + lane].state = ThreadState::Runnable;
+    return true;
   }
   uint64_t ballot = 0;
   for (unsigned lane = 0; lane < kWarp; ++lane) {
@@ -159,6 +228,10 @@ const char* warp_op_name(WarpOp op) {
       return "__any_sync";
     case WarpOp::All:
       return "__all_sync";
+    case WarpOp::MmaF16:
+      return "mma.sync.m16n8k16 (f16)";
+    case WarpOp::MmaBf16:
+      return "mma.sync.m16n8k16 (bf16)";
   }
   return "?";
 }
@@ -188,6 +261,15 @@ uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int arg, int 
   t.state = ThreadState::AtWarp;
   block_current(l);
   return t.warp.result;
+}
+
+void warp_mma(bool bf16, float* c, const uint32_t* a, const uint32_t* b, const char* file,
+              int line) {
+  MmaLane lane{a, b, c};
+  // Every lane of the warp (mma.sync.aligned): a block whose last warp is
+  // partial is reported by warp_collective's mask check.
+  warp_collective(bf16 ? WarpOp::MmaBf16 : WarpOp::MmaF16, ~0u,
+                  static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&lane)), 0, 32, file, line);
 }
 
 bool resolve_warp_collectives(Launch& l) {

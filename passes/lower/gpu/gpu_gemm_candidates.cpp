@@ -7,6 +7,8 @@
 // large. Reasons are phrased for `kiln explain`.
 #include "passes/lower/gpu/gpu_gemm.h"
 
+#include "passes/lower/gpu/gpu_mma.h"
+
 #include "passes/lower/gemm_spec.h"
 #include "passes/lower/lower_internal.h"
 
@@ -66,7 +68,7 @@ AlgorithmLowering simt_candidate() {
 }  // namespace
 
 std::vector<AlgorithmLowering> gpu_matmul_algorithms() {
-  return {simt_candidate()};
+  return {simt_candidate(), gpu_mma_candidate()};
 }
 
 }  // namespace kiln::passes::lower

@@ -18,6 +18,7 @@
 #include <set>
 
 #include "kiln/error.h"
+#include "passes/lower/gpu/vendor_candidates.h"
 
 namespace kiln::passes {
 
@@ -621,6 +622,8 @@ void choose_algorithms(std::vector<KernelGroup>& groups, const Target& target) {
       if (has_algorithms(n->op())) grp.algorithm = choose_algorithm(*n, target);
     }
   }
+  // A library contraction's consumers run in a kernel after it.
+  split_library_groups(groups);
 }
 
 std::vector<loop::Kernel> lower_groups(const ir::Graph& g, const std::vector<KernelGroup>& groups,

@@ -13,6 +13,7 @@
 #include "ir/loop/visitor.h"
 #include "passes/lower/conv.h"
 #include "passes/lower/cpu/conv_cpu.h"
+#include "passes/lower/gpu/vendor_candidates.h"
 
 namespace kiln::passes::lower {
 
@@ -212,6 +213,7 @@ void register_conv_lowerings(LoweringTable& t) {
   // The plain nest every target has, then the CPU's generated candidates.
   l.algorithms = {conv_naive()};
   for (AlgorithmLowering& a : cpu_conv_algorithms()) l.algorithms.push_back(std::move(a));
+  for (AlgorithmLowering& a : gpu_vendor_conv_algorithms()) l.algorithms.push_back(std::move(a));
 }
 
 }  // namespace kiln::passes::lower

@@ -20,6 +20,7 @@
 
 #include "api/backends.h"
 #include "api/compile_internal.h"
+#include "api/cuda_library.h"
 #include "ir/loop/canonical.h"
 #include "ir/loop/visitor.h"
 #include "kiln/error.h"
@@ -173,16 +174,39 @@ class NotLoaded final : public runtime::KernelFunction {
 };
 
 // Loads `code.image` on impl.device (runtime/cuda/module.h: once per device
-// and image while anything holds it) and gives each kernel its launcher.
+// and image while anything holds it) and gives each emitted kernel its
+// launcher, in the empty slots of `out.kernels` (the others call libraries).
 void load_module(const CompiledFunction::Impl& impl, const CudaCode& code, KernelEntries& out) {
   std::string_view image = code.image->image;
   // NVRTC's PTX ends in a NUL; the loader adds its own.
   if (!code.image->cubin && !image.empty() && image.back() == '\0') image.remove_suffix(1);
   std::shared_ptr<const runtime::cuda::Module> module =
       runtime::cuda::Module::load(impl.device, image);
+  size_t slot = 0;
   for (const codegen::cuda::EmittedKernel& e : code.program.entries) {
-    out.kernels.push_back(module->kernel(e.symbol));
+    while (out.kernels[slot]) ++slot;
+    out.kernels[slot] = module->kernel(e.symbol);
   }
+}
+
+// The kernels to emit as CUDA C: all but the library calls.
+std::vector<loop::Kernel> generated_kernels(const std::vector<loop::Kernel>& kernels) {
+  std::vector<loop::Kernel> out;
+  for (const loop::Kernel& k : kernels) {
+    if (!library_call(k)) out.push_back(k);
+  }
+  return out;
+}
+
+// A comment line per library kernel, for the `cuda` dump.
+std::string library_comments(const std::vector<loop::Kernel>& kernels) {
+  std::string s;
+  for (const loop::Kernel& k : kernels) {
+    if (const loop::ExternCall* c = library_call(k)) {
+      s += "// " + k.name + ": a call of " + library_call_text(*c) + ", not generated\n";
+    }
+  }
+  return s;
 }
 
 std::string bytes(int64_t n) {
@@ -224,20 +248,25 @@ KernelEntries compile_cuda(CompiledFunction::Impl& impl) {
   out.device = impl.device;
   auto code = std::make_shared<CudaCode>();
   auto t0 = std::chrono::steady_clock::now();
-  code->program = codegen::cuda::emit_cuda(impl.scheduled);
+  // Library calls (cuBLASLt, cuDNN) are launched as such, not emitted.
+  const std::vector<loop::Kernel> generated = generated_kernels(impl.scheduled);
+  code->program = codegen::cuda::emit_cuda(generated);
   impl.codegen_report.times.emit =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   code->nvrtc = nvrtc_options(impl);
-  for (size_t i = 0; i < impl.scheduled.size(); ++i) {
+  for (size_t i = 0, e = 0; i < impl.scheduled.size(); ++i) {
     passes::GpuLaunchShape shape = passes::gpu_launch_shape(impl.scheduled[i]);
+    if (library_call(impl.scheduled[i])) {
+      out.shapes.push_back(std::move(shape));
+      continue;
+    }
+    const codegen::cuda::EmittedKernel& entry = code->program.entries[e++];
     int64_t block = 0;
     // __launch_bounds__ must be the block the plan launches with.
     KILN_INTERNAL_CHECK(
-        code->program.entries[i].block == 0 ||
-            (loop::is_const_int(shape.block, &block) && block == code->program.entries[i].block),
-        "cuda backend: kernel " << impl.scheduled[i].name << " is emitted for "
-                                << code->program.entries[i].block << " threads, launched with "
-                                << loop::to_string(shape.block));
+        entry.block == 0 || (loop::is_const_int(shape.block, &block) && block == entry.block),
+        "cuda backend: kernel " << impl.scheduled[i].name << " is emitted for " << entry.block
+                                << " threads, launched with " << loop::to_string(shape.block));
     out.shapes.push_back(std::move(shape));
   }
   if (!impl.options.load) {
@@ -246,28 +275,32 @@ KernelEntries compile_cuda(CompiledFunction::Impl& impl) {
     impl.cuda = code;
     return out;
   }
-  if (!impl.scheduled.empty()) {
-    code->image = image_of(impl, impl.scheduled, code->program, code->nvrtc, &impl.codegen_report);
+  if (!generated.empty()) {
+    code->image = image_of(impl, generated, code->program, code->nvrtc, &impl.codegen_report);
   }
   impl.cuda = code;
-  if (!impl.scheduled.empty()) load_module(impl, *code, out);
+  for (const loop::Kernel& k : impl.scheduled) {
+    out.kernels.push_back(library_call(k) ? library_kernel(k, impl.device) : nullptr);
+  }
+  if (!generated.empty()) load_module(impl, *code, out);
   return out;
 }
 
-std::string dump_cuda(const CompiledFunction::Impl& impl, const std::vector<loop::Kernel>& kernels,
+std::string dump_cuda(const CompiledFunction::Impl& impl, const std::vector<loop::Kernel>& all,
                       const std::string& stage) {
+  const std::vector<loop::Kernel> kernels = generated_kernels(all);
   // The function's own program when these are its kernels, else made now
   // (a function on another backend, e.g. loop-eval on sim).
   std::shared_ptr<const CudaCode> code = impl.cuda;
   if (!code || code->program.entries.size() != kernels.size() ||
       compile_detail::canonical_kernels(kernels) !=
-          compile_detail::canonical_kernels(impl.scheduled)) {
+          compile_detail::canonical_kernels(generated_kernels(impl.scheduled))) {
     auto made = std::make_shared<CudaCode>();
     made->program = codegen::cuda::emit_cuda(kernels);
     made->nvrtc = nvrtc_options(impl);
     code = made;
   }
-  if (stage == "cuda") return code->program.source();
+  if (stage == "cuda") return library_comments(all) + code->program.source();
   if (kernels.empty()) return stage == "ptx" ? "// no kernels\n" : "sass resources: no kernels\n";
   KILN_USER_CHECK(cuda_unavailable().empty(),
                   "dump: stage '" << stage << "' needs NVRTC: " << cuda_unavailable());

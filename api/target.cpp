@@ -5,6 +5,7 @@
 
 #include "kiln/error.h"
 #include "runtime/cpu_info.h"
+#include "runtime/cuda/vendor_libs.h"
 #include "runtime/device.h"
 
 namespace kiln::api {
@@ -75,6 +76,17 @@ bool parse_cuda_arch(const std::string& arch, int* compute_capability) {
   return true;
 }
 
+namespace {
+
+// A cuda device's target with the vendor libraries it may call (loaded now).
+passes::GpuTarget with_vendor_libraries(passes::GpuTarget t) {
+  t.cublaslt_missing = runtime::cuda::cublaslt_unavailable_reason();
+  t.cudnn_missing = runtime::cuda::cudnn_unavailable_reason();
+  return t;
+}
+
+}  // namespace
+
 passes::Target target_for(const CompileOptions& o) {
   if (o.device.is_cpu()) {
     return passes::Target::for_cpu(o.cpu.empty() ? host_cpu_target(o.num_threads)
@@ -82,11 +94,22 @@ passes::Target target_for(const CompileOptions& o) {
   }
   // Code only: the device need not exist, the architecture is named.
   if (o.device.kind == Device::Kind::CUDA && !o.load) {
-    return passes::Target::for_gpu(gpu_target_for_arch(o.cuda_arch));
+    // Dumps are of generated code: the libraries are a matter of running.
+    passes::GpuTarget t = gpu_target_for_arch(o.cuda_arch);
+    t.cublaslt_missing = "cublasLt: not used when only code is generated (CompileOptions::load false)";
+    t.cudnn_missing = "cudnn: not used when only code is generated (CompileOptions::load false)";
+    return passes::Target::for_gpu(std::move(t));
   }
   const runtime::DeviceProperties& p = runtime::device_runtime(o.device).properties();
   KILN_INTERNAL_CHECK(p.gpu, "target: device " << o.device.str() << " is neither a CPU nor a GPU");
-  return passes::Target::for_gpu(gpu_target(p));
+  passes::GpuTarget t = gpu_target(p);
+  if (o.device.kind == Device::Kind::CUDA) {
+    t = with_vendor_libraries(std::move(t));
+  } else {
+    t.cublaslt_missing = "cublasLt: the sim device runs no vendor library";
+    t.cudnn_missing = "cudnn: the sim device runs no vendor library";
+  }
+  return passes::Target::for_gpu(std::move(t));
 }
 
 }  // namespace kiln::api

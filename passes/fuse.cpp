@@ -19,6 +19,7 @@
 
 #include "kiln/error.h"
 #include "passes/attention_pattern.h"
+#include "passes/lower/gpu/vendor_candidates.h"
 
 namespace kiln::passes {
 
@@ -688,6 +689,8 @@ void choose_algorithms(std::vector<KernelGroup>& groups, const Target& target) {
       if (has_algorithms(n->op())) grp.algorithm = choose_algorithm(*n, target);
     }
   }
+  // A library contraction's consumers run in a kernel after it.
+  split_library_groups(groups);
 }
 
 std::vector<loop::Kernel> lower_groups(const ir::Graph& g, const std::vector<KernelGroup>& groups,

@@ -41,7 +41,8 @@ std::string GpuTarget::str() const {
   return "sm_" + std::to_string(compute_capability) + " " + std::to_string(sm_count) +
          " SMs warp " + std::to_string(warp_size) + " smem " + size_str(shared_memory_per_block) +
          " threads " + std::to_string(max_threads_per_block) + " regs " +
-         std::to_string(registers_per_sm);
+         std::to_string(registers_per_sm) + (cublaslt_missing.empty() ? " cublasLt" : "") +
+         (cudnn_missing.empty() ? " cudnn" : "");
 }
 
 std::string Target::str() const {

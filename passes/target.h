@@ -48,8 +48,14 @@ struct GpuTarget {
   int64_t shared_memory_per_block = 48 << 10;  // bytes without opting in to more
   int max_threads_per_block = 1024;
   int registers_per_sm = 65536;  // 32-bit registers
+  // The vendor libraries the device may call instead of a generated kernel
+  // (runtime/cuda/vendor_libs.h): empty when usable, else why not, as the
+  // candidates "matmul.cublaslt" and "conv.cudnn" report it. api/target.cpp
+  // fills them for a cuda device; the sim device has none.
+  std::string cublaslt_missing = "cublasLt: not available on this target";
+  std::string cudnn_missing = "cudnn: not available on this target";
 
-  std::string str() const;  // "sm_90 132 SMs warp 32 smem 48K threads 1024 regs 65536"
+  std::string str() const;  // "sm_90 132 SMs warp 32 smem 48K threads 1024 regs 65536[ cublasLt][ cudnn]"
 };
 
 struct Target {

@@ -14,6 +14,7 @@
 #include "passes/lower/conv.h"
 #include "passes/lower/cpu/conv_cpu.h"
 #include "passes/lower/gpu/gpu_conv.h"
+#include "passes/lower/gpu/vendor_candidates.h"
 
 namespace kiln::passes::lower {
 
@@ -214,6 +215,7 @@ void register_conv_lowerings(LoweringTable& t) {
   l.algorithms = {conv_naive()};
   for (AlgorithmLowering& a : cpu_conv_algorithms()) l.algorithms.push_back(std::move(a));
   add_gpu_conv_algorithms(l.algorithms);
+  for (AlgorithmLowering& a : gpu_vendor_conv_algorithms()) l.algorithms.push_back(std::move(a));
 }
 
 }  // namespace kiln::passes::lower

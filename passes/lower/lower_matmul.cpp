@@ -15,6 +15,7 @@
 #include "passes/lower/cpu/gemm.h"
 #include "passes/lower/gemm_spec.h"
 #include "passes/lower/gpu/gpu_gemm.h"
+#include "passes/lower/gpu/vendor_candidates.h"
 #include "passes/lower/lower_internal.h"
 
 namespace kiln::passes::lower {
@@ -253,6 +254,7 @@ void register_matmul_lowerings(LoweringTable& t) {
     // target has.
     t[op].algorithms = cpu_matmul_algorithms();
     for (AlgorithmLowering& a : gpu_matmul_algorithms()) t[op].algorithms.push_back(std::move(a));
+    for (AlgorithmLowering& a : gpu_vendor_matmul_algorithms()) t[op].algorithms.push_back(std::move(a));
     t[op].algorithms.push_back(naive_algorithm());
     t[op].stores_once = true;
   }

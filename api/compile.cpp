@@ -175,6 +175,10 @@ std::string explain_text(const CompiledFunction::Impl& impl, bool with_nodes) {
     }
     s += "  why: " + groups[k].reason + "\n";
     if (!groups[k].algorithm.name.empty()) s += algorithm_text(groups[k].algorithm);
+    // Identical kernels are generated once (api/compile_backend.cpp).
+    if (impl.same_code_as.size() == ks.size() && impl.same_code_as[k] != int(k)) {
+      s += "  code: same as kernel " + std::to_string(impl.same_code_as[k]) + " (generated once)\n";
+    }
   }
   return s;
 }

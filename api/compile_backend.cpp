@@ -18,7 +18,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
+#include <exception>
+#include <functional>
 #include <optional>
+#include <thread>
 #include <unordered_map>
 
 #include "api/backends.h"
@@ -26,6 +30,8 @@
 #include "ir/loop/canonical.h"
 #include "kiln/error.h"
 #include "runtime/disk_cache.h"
+#include "runtime/env_number.h"
+#include "runtime/thread_pool.h"
 
 #ifdef KILN_WITH_LLVM
 #include <llvm/ADT/StringMap.h>
@@ -170,61 +176,185 @@ std::string algorithms_text(const std::vector<passes::KernelGroup>& groups) {
   return s;
 }
 
-runtime::CacheKey module_key(const std::vector<loop::Kernel>& kernels,
-                             const codegen::CodegenOptions& options,
-                             const std::string& algorithms) {
-  runtime::KeyHasher h;
-  h.add("kiln-module-v2").add(KILN_VERSION).add(build_identity());
+namespace {
+
+struct KeyHash {
+  size_t operator()(const runtime::CacheKey& k) const { return size_t(k.lo ^ (k.hi * 31)); }
+};
+
+// What every key of machine code holds besides the code: Kiln's build, LLVM's
+// version, the target CPU with its features and the codegen options.
+void add_target(runtime::KeyHasher& h, const codegen::CodegenOptions& options) {
+  h.add(KILN_VERSION).add(build_identity());
 #ifdef KILN_WITH_LLVM
   h.add(LLVM_VERSION_STRING);
 #endif
   h.add(options.cpu.empty() ? host_cpu_description() : options.cpu);
   h.add(uint64_t(options.opt_level)).add(uint64_t(options.fast_math));
-  h.add(uint64_t(kernels.size()));
-  h.add(canonical_kernels(kernels));
+}
+
+}  // namespace
+
+runtime::CacheKey module_key(const std::vector<loop::Kernel>& kernels,
+                             const codegen::CodegenOptions& options,
+                             const std::vector<passes::KernelGroup>& groups) {
+  return distinct_kernels(kernels, groups, options).module_key;
+}
+
+runtime::CacheKey kernel_key(const std::string& code, const codegen::CodegenOptions& options,
+                             const std::string& algorithm) {
+  runtime::KeyHasher h;
+  h.add("kiln-kernel-v1");
+  add_target(h, options);
+  h.add(code);
   // Kernels of different algorithms differ anyway; this keeps the two apart
   // even if two candidates ever lowered to the same loops.
-  if (!algorithms.empty()) h.add("algorithms").add(algorithms);
+  h.add(algorithm);
   return h.key();
+}
+
+DistinctKernels distinct_kernels(const std::vector<loop::Kernel>& kernels,
+                                 const std::vector<passes::KernelGroup>& groups,
+                                 const codegen::CodegenOptions& options) {
+  DistinctKernels d;
+  std::unordered_map<runtime::CacheKey, int, KeyHash> first;
+  runtime::KeyHasher module;
+  module.add("kiln-module-v3");
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const std::string algorithm =
+        groups.size() == kernels.size() ? groups[k].algorithm.name : std::string();
+    runtime::CacheKey key = kernel_key(loop::canonical_code_bytes(kernels[k]), options, algorithm);
+    auto [it, fresh] = first.emplace(key, int(d.keys.size()));
+    if (fresh) {
+      d.kernels.push_back(int(k));
+      d.keys.push_back(key);
+      module.add(key.hi).add(key.lo);
+    }
+    d.code_of.push_back(it->second);
+  }
+  d.module_key = module.key();
+  return d;
+}
+
+std::string distinct_kernel_name(const runtime::CacheKey& key) {
+  return "k" + key.str();
+}
+
+int compile_threads() {
+  uint64_t fallback = uint64_t(std::max(1, num_threads()));
+  return int(runtime::env_uint("KILN_COMPILE_THREADS", fallback, 1, 256));
 }
 
 #ifdef KILN_WITH_LLVM
 namespace {
 
-// The module of impl.scheduled from the disk cache (loading its object) or
-// built (then stored there). Any trouble with the disk only costs a rebuild.
-std::shared_ptr<codegen::CompiledModule> build_through_disk(CompiledFunction::Impl& impl,
-                                                            const runtime::CacheKey& key,
-                                                            CodegenReport& report) {
-  std::vector<std::string> names;
-  for (const loop::Kernel& k : impl.scheduled) names.push_back(k.name);
-  runtime::DiskCache& disk = runtime::DiskCache::global();
-  bool use_disk = impl.options.disk_cache && disk.enabled();
-  std::string description;
-  if (use_disk) {
-    description = target_description(impl.codegen_options);
-    auto t0 = std::chrono::steady_clock::now();
-    std::optional<std::string> object = disk.load(key, description);
-    report.disk_read = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (object) {
+// Runs task(i) for i in [0, n) on up to `threads` threads (the caller's
+// among them), each taking the next index; the first failure by index is
+// rethrown once all are done, so errors do not depend on timing. Threads of
+// its own, not the kernel pool: the pool runs one job at a time, and a
+// long code generation there would hold up other threads' kernels.
+void for_each_parallel(size_t n, int threads, const std::function<void(size_t)>& task) {
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < n; i = next++) {
       try {
-        auto module = impl.codegen->load_object(*object, names, &report.times);
-        report.source = "disk";
-        return module;
-      } catch (const Error& e) {
-        // Intact bytes that still do not load: never trusted, rebuilt.
-        std::fprintf(stderr, "kiln: warning: cache entry %s is corrupt (%s); rebuilding\n",
-                     disk.entry_path(key).c_str(), e.what());
+        task(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
       }
     }
+  };
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < std::min(n, size_t(std::max(1, threads))); ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
   }
-  std::string object =
-      impl.codegen->compile_object(impl.scheduled, impl.codegen_options, &report.times);
-  std::shared_ptr<codegen::CompiledModule> module =
-      impl.codegen->load_object(object, names, &report.times);
-  // Stored only once it loaded: a bad object is never written for others.
-  if (use_disk) disk.store(key, description, object);
-  report.source = "built";
+}
+
+void add_times(codegen::CodegenTimes& into, const codegen::CodegenTimes& t) {
+  into.target += t.target;
+  into.emit += t.emit;
+  into.optimize += t.optimize;
+  into.codegen += t.codegen;
+  into.load += t.load;
+}
+
+// The module of impl.scheduled's distinct kernels: each kernel's object from
+// the disk cache or built (on several threads, one object per kernel, under a
+// name of its key so the object serves any function), then all loaded as one
+// module and the built ones stored. Any trouble with the disk only costs a
+// rebuild.
+std::shared_ptr<codegen::CompiledModule> build_distinct(CompiledFunction::Impl& impl,
+                                                        const DistinctKernels& d,
+                                                        CodegenReport& report) {
+  const size_t n = d.kernels.size();
+  std::vector<std::string> names;
+  for (const runtime::CacheKey& key : d.keys) names.push_back(distinct_kernel_name(key));
+  runtime::DiskCache& disk = runtime::DiskCache::global();
+  const bool use_disk = impl.options.disk_cache && disk.enabled();
+  const std::string description = use_disk ? target_description(impl.codegen_options) : "";
+  std::vector<std::string> objects(n);
+  std::vector<char> from_disk(n, 0);
+  if (use_disk) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < n; ++i) {
+      std::optional<std::string> object = disk.load(d.keys[i], description);
+      if (object) {
+        objects[i] = std::move(*object);
+        from_disk[i] = 1;
+      }
+    }
+    report.disk_read = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  // Builds the objects of the kernels not read from the disk.
+  auto build = [&](std::vector<char>& built) {
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < n; ++i) {
+      if (!from_disk[i] && !built[i]) todo.push_back(i);
+    }
+    std::vector<codegen::CodegenTimes> times(todo.size());
+    for_each_parallel(todo.size(), report.threads, [&](size_t j) {
+      size_t i = todo[j];
+      loop::Kernel k = impl.scheduled[size_t(d.kernels[i])];
+      k.name = names[i];
+      objects[i] = impl.codegen->compile_object({k}, impl.codegen_options, &times[j]);
+    });
+    for (size_t j = 0; j < todo.size(); ++j) {
+      add_times(report.times, times[j]);
+      built[todo[j]] = 1;
+    }
+  };
+  std::vector<char> built(n, 0);
+  build(built);
+  auto load = [&] {
+    std::vector<std::string_view> views(objects.begin(), objects.end());
+    return impl.codegen->load_objects(views, names, &report.times);
+  };
+  std::shared_ptr<codegen::CompiledModule> module;
+  try {
+    module = load();
+  } catch (const Error& e) {
+    if (std::find(from_disk.begin(), from_disk.end(), 1) == from_disk.end()) throw;
+    // Intact bytes that still do not load: never trusted, rebuilt.
+    for (size_t i = 0; i < n; ++i) {
+      if (!from_disk[i]) continue;
+      std::fprintf(stderr, "kiln: warning: cache entry %s is corrupt (%s); rebuilding\n",
+                   disk.entry_path(d.keys[i]).c_str(), e.what());
+      from_disk[i] = 0;
+    }
+    build(built);
+    module = load();
+  }
+  // Stored only once they loaded: a bad object is never written for others.
+  report.built = report.from_disk = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (built[i] && use_disk) disk.store(d.keys[i], description, objects[i]);
+    (built[i] ? report.built : report.from_disk) += 1;
+  }
+  report.source = report.built ? "built" : "disk";
   return module;
 }
 
@@ -251,28 +381,40 @@ KernelEntries compile_llvm(CompiledFunction::Impl& impl) {
   if (impl.scheduled.empty()) return out;
   auto t0 = std::chrono::steady_clock::now();
   CodegenReport& report = impl.codegen_report;
-  runtime::CacheKey key =
-      module_key(impl.scheduled, impl.codegen_options, algorithms_text(impl.groups));
+  // Identical kernels (N layers of one shape, the steps of an unrolled loop)
+  // are generated once: the module holds each distinct kernel's code once,
+  // and every copy launches it. Its key is the distinct kernels' keys.
+  DistinctKernels d = distinct_kernels(impl.scheduled, impl.groups, impl.codegen_options);
+  impl.same_code_as.clear();
+  for (int c : d.code_of) impl.same_code_as.push_back(d.kernels[size_t(c)]);
+  report.kernels = int(impl.scheduled.size());
+  report.distinct = int(d.kernels.size());
+  report.threads = compile_threads();
   report.key = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   auto build = [&]() -> std::shared_ptr<codegen::CompiledModule> {
-    return build_through_disk(impl, key, report);
+    return build_distinct(impl, d, report);
   };
   report.source = "memory";  // unless build() runs
-  impl.module =
-      impl.options.use_cache
-          ? runtime::KernelCache::global().get_or_build_as<codegen::CompiledModule>(key, build)
-          : build();
-  for (const loop::Kernel& k : impl.scheduled) {
-    out.kernels.push_back(runtime::host_kernel(impl.module->lookup(k.name)));
+  impl.module = impl.options.use_cache
+                    ? runtime::KernelCache::global().get_or_build_as<codegen::CompiledModule>(
+                          d.module_key, build)
+                    : build();
+  std::vector<std::shared_ptr<const runtime::KernelFunction>> entries;
+  for (const runtime::CacheKey& key : d.keys) {
+    entries.push_back(runtime::host_kernel(impl.module->lookup(distinct_kernel_name(key))));
   }
+  for (int c : d.code_of) out.kernels.push_back(entries[size_t(c)]);
   report.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (print_times()) {
     const codegen::CodegenTimes& t = report.times;
     std::fprintf(stderr,
                  "kiln: codegen %s: %.3f ms (key %.3f, disk read %.3f, target %.3f, emit %.3f, "
-                 "optimize %.3f, codegen %.3f, load %.3f)\n",
+                 "optimize %.3f, codegen %.3f, load %.3f; %d kernels, %d distinct, %d built, %d "
+                 "from disk, %d threads)\n",
                  report.source.c_str(), ms(report.total), ms(report.key), ms(report.disk_read),
-                 ms(t.target), ms(t.emit), ms(t.optimize), ms(t.codegen), ms(t.load));
+                 ms(t.target), ms(t.emit), ms(t.optimize), ms(t.codegen), ms(t.load),
+                 report.kernels, report.distinct, report.built, report.from_disk,
+                 report.threads);
   }
   return out;
 }

@@ -30,6 +30,12 @@ struct CodegenReport {
   double key = 0;        // computing the cache key
   double disk_read = 0;  // reading and checking the disk entry
   double total = 0;      // the whole codegen step (key to entries)
+  // The kernels compiled, how many distinct codes they have (identical
+  // kernels share one), how many of those were generated or read from the
+  // disk cache in this compile (both 0 for a memory hit), and the threads
+  // code generation could use (KILN_COMPILE_THREADS).
+  int kernels = 0, distinct = 0, built = 0, from_disk = 0, threads = 0;
+  // Summed over the kernels, so with several threads more than the wall time.
   codegen::CodegenTimes times;
 };
 
@@ -67,6 +73,9 @@ struct CompiledFunction::Impl {
   std::vector<ir::OpCategory> categories;     // of each kernel (its plan's), for profiles
   std::vector<loop::Kernel> lowered;          // as lowered (unscheduled)
   std::vector<loop::Kernel> scheduled;        // what the backend compiled
+  // llvm: for each kernel, the first kernel with the same code, which it
+  // launches (itself when it is the first); empty for other backends.
+  std::vector<int> same_code_as;
   std::shared_ptr<codegen::Backend> codegen;  // llvm: kept for dumps
   codegen::CodegenOptions codegen_options;
   std::shared_ptr<codegen::CompiledModule> module;       // keeps the machine code alive
@@ -103,15 +112,41 @@ std::unique_ptr<runtime::Executable> build_executable(const ir::Graph& g,
 runtime::SizeExpr to_size_expr(const loop::Expr& e, const runtime::Executable& exec,
                                const std::string& context);
 
-// The cache key of a module (memory and disk): the kernels' canonical form,
-// the codegen options, Kiln's and LLVM's versions, the target CPU with its
-// features, and the contraction algorithms the kernels were lowered with
-// (`algorithms`, e.g. "1:gemm.packed;"; empty when none), so a tuned and an
-// untuned compile never share an entry by accident.
+// The memory cache key of a module: the kernel_keys of its distinct kernels
+// in order (distinct_kernels(...).module_key); `groups`, when given, are the
+// kernels' groups (their contraction algorithms go into the keys).
 runtime::CacheKey module_key(const std::vector<loop::Kernel>& kernels,
                              const codegen::CodegenOptions& options,
-                             const std::string& algorithms = {});
-// The algorithms of `groups` as module_key takes them.
+                             const std::vector<passes::KernelGroup>& groups = {});
+// The key of one kernel's machine code (memory and disk): its code bytes
+// (loop::canonical_code_bytes, names left out), the contraction algorithm it
+// was lowered with (empty when none), and what module_key holds besides the
+// kernels.
+runtime::CacheKey kernel_key(const std::string& code, const codegen::CodegenOptions& options,
+                             const std::string& algorithm);
+
+// The distinct kernels of a function: kernels with equal kernel_keys share
+// one compiled code. kernels[i] is the first kernel of distinct code i and
+// keys[i] its key; code_of[k] is kernel k's distinct code. module_key covers
+// the distinct keys in order (what a module of them is cached under).
+struct DistinctKernels {
+  std::vector<int> kernels;
+  std::vector<runtime::CacheKey> keys;
+  std::vector<int> code_of;
+  runtime::CacheKey module_key;
+};
+DistinctKernels distinct_kernels(const std::vector<loop::Kernel>& kernels,
+                                 const std::vector<passes::KernelGroup>& groups,
+                                 const codegen::CodegenOptions& options);
+// The name a distinct kernel is compiled under: its key, so its object (and
+// disk entry) serves every function that has the kernel.
+std::string distinct_kernel_name(const runtime::CacheKey& key);
+// The threads code generation uses: KILN_COMPILE_THREADS (1 to 256), else
+// the kernel pool's size (kiln::num_threads()).
+int compile_threads();
+
+// The algorithms of `groups` ("1:gemm.packed;"; empty when none), for the
+// cuda backend's key.
 std::string algorithms_text(const std::vector<passes::KernelGroup>& groups);
 
 // The host CPU as LLVM names it ("znver5"), or "generic" without LLVM.

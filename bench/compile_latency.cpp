@@ -12,6 +12,11 @@
 // (4) in-memory hit: the same compile() again with nothing cleared.
 // Every compile() runs the whole pipeline up to the cache lookup (the key is
 // the scheduled loop IR), so (3) and (4) include lowering and scheduling.
+// (5) cold compiles of models whose depth repeats one piece (issue 14, item
+//     5): one layer of examples/transformer.kiln, a stack of 12 such layers
+//     sharing their weights, and tests/models/lstm.py unrolled over 128 steps;
+//     identical kernels are generated once, so depth costs graph passes and
+//     lowering, not code generation.
 #include "bench/compile_latency.h"
 
 #include <spawn.h>
@@ -21,10 +26,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "bench/kiln_rows.h"
+#ifndef KILN_SOURCE_DIR
+#error "KILN_SOURCE_DIR must name the source tree (bench/CMakeLists.txt sets it)"
+#endif
 #include "kiln/kiln.h"
 #include "runtime/kernel_cache.h"
 
@@ -65,7 +75,80 @@ bool dir_has_files(const char* dir) {
   return false;
 }
 
+std::string read_source(const std::string& relative) {
+  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/" + relative);
+  if (!in) throw kiln::Error("compile_latency: cannot read " + relative);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+// examples/transformer.kiln's layer applied `layers` times with one set of
+// weights (the example's comment shapes: 2x16x64, 4 heads).
+kiln::Function transformer_stack(int layers) {
+  const std::string source = read_source("examples/transformer.kiln") + R"(
+
+def transformer_stack(x: Tensor, ln1_w: Tensor, ln1_b: Tensor, w_qkv: Tensor, b_qkv: Tensor,
+                      w_o: Tensor, b_o: Tensor, ln2_w: Tensor, ln2_b: Tensor,
+                      w_up: Tensor, b_up: Tensor, w_down: Tensor, b_down: Tensor,
+                      heads: int = 4, layers: int = 12) -> Tensor:
+    for i in range(layers):
+        x = transformer_layer(x, ln1_w, ln1_b, w_qkv, b_qkv, w_o, b_o, ln2_w, ln2_b,
+                              w_up, b_up, w_down, b_down, heads)
+    return x
+)";
+  const int64_t b = 2, t = 16, c = 64;
+  auto f32 = [](const char* name, std::vector<kiln::Dim> dims) {
+    return kiln::bind_tensor(name, kiln::DType::F32, std::move(dims));
+  };
+  return kiln::Script::from_source(source, "transformer_stack.kiln")
+      .lower("transformer_stack",
+             {f32("x", {b, t, c}), f32("ln1_w", {c}), f32("ln1_b", {c}),
+              f32("w_qkv", {3 * c, c}), f32("b_qkv", {3 * c}), f32("w_o", {c, c}),
+              f32("b_o", {c}), f32("ln2_w", {c}), f32("ln2_b", {c}), f32("w_up", {4 * c, c}),
+              f32("b_up", {4 * c}), f32("w_down", {c, 4 * c}), f32("b_down", {c}),
+              kiln::bind_value("heads", int64_t{4}), kiln::bind_value("layers", int64_t(layers))});
+}
+
+// tests/models/lstm.py over `steps` time steps: batch 4, input and hidden 32.
+kiln::Function lstm(int64_t steps) {
+  const int64_t b = 4, in = 32, h = 32;
+  auto f32 = [](const char* name, std::vector<kiln::Dim> dims) {
+    return kiln::bind_tensor(name, kiln::DType::F32, std::move(dims));
+  };
+  return kiln::Script::from_source(read_source("tests/models/lstm.py"), "lstm.py")
+      .lower("lstm", {f32("input", {steps, b, in}), f32("hx", {b, h}), f32("cx", {b, h}),
+                      f32("w_ih", {4 * h, in}), f32("w_hh", {4 * h, h}), f32("b_ih", {4 * h}),
+                      f32("b_hh", {4 * h})});
+}
+
 }  // namespace
+
+Json run_model_compile_latency(int reps, bool smoke) {
+  struct Row {
+    const char* name;
+    kiln::Function f;
+  };
+  std::vector<Row> rows = {{"transformer_1", transformer_stack(1)},
+                           {"transformer_12", transformer_stack(smoke ? 2 : 12)},
+                           {"lstm_128", lstm(smoke ? 4 : 128)}};
+  runtime::KernelCache& cache = runtime::KernelCache::global();
+  Json j;
+  for (const Row& r : rows) {
+    Samples s;
+    int kernels = 0;
+    for (int i = 0; i < reps; ++i) {
+      cache.clear();
+      int64_t t0 = monotonic_ns();
+      kernels = kiln::compile(r.f, options(false)).num_kernels();
+      s.seconds.push_back(since(t0));
+    }
+    Json row;
+    row.samples("cold", s).num("kernels", double(kernels));
+    j.obj(r.name, row);
+  }
+  return j;
+}
 
 int first_compile_child(int64_t t_main_ns) {
   try {

@@ -20,4 +20,9 @@ Json run_first_compile(const std::string& self, int reps);
 // cleared, disk on with a temporary KILN_CACHE_DIR) and in-memory hit compiles.
 Json run_compile_latency(int reps);
 
+// Cold compiles (memory cache cleared, disk cache off) of one transformer
+// layer, 12 weight-shared layers and an LSTM unrolled over 128 steps (tiny
+// depths for --smoke).
+Json run_model_compile_latency(int reps, bool smoke);
+
 }  // namespace kiln::bench

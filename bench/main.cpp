@@ -9,10 +9,11 @@
 // --quick keeps every size and runs fewer repetitions; --smoke runs tiny sizes
 // once and exits non-zero if any result is wrong (a check that the bench builds
 // and runs, not a measurement). --only runs some groups (comma-separated:
-// bandwidth, fma, sgemm, conv, mlp, examples, compile; for working on one row,
-// scripts/bench always runs all). The thread count (default 2) goes to the
+// bandwidth, fma, sgemm, conv, mlp, examples, compile, compile_models; for
+// working on one row, scripts/bench always runs all). The thread count (default 2) goes to the
 // triad, the FMA peak, oneDNN and Kiln's pool through KILN_NUM_THREADS, which
 // must be set before Kiln's first call, hence here.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -296,6 +297,15 @@ int main(int argc, char** argv) {
           kiln::bench::run_first_compile(ec ? std::string(argv[0]) : self, plan.spawn_reps);
       all_ok = all_ok && first.dump().find("\"error\"") == std::string::npos;
       out.obj("first_compile", first);
+    }
+    if (want("compile_models")) {
+      std::fprintf(stderr, "kiln_bench: compile latency of deep models...\n");
+      out.obj("compile_models", guarded(
+                                    [&] {
+                                      return kiln::bench::run_model_compile_latency(
+                                          std::min(plan.compile_reps, 3), smoke);
+                                    },
+                                    &all_ok));
     }
     // Again at the end (and scripts/bench runs `--only fma` once more after
     // the peers): the peak is the best over all three, since the neighbours'

@@ -64,6 +64,13 @@ class Backend {
   virtual std::unique_ptr<CompiledModule> load_object(std::string_view object,
                                                       const std::vector<std::string>& kernel_names,
                                                       CodegenTimes* times = nullptr) = 0;
+  // Loads several such objects (each compiled on its own, e.g. one kernel
+  // each on several threads) into one module and links the entries of
+  // `kernel_names`, found in any of them; no two objects may define the same
+  // entry. Throws like load_object.
+  virtual std::unique_ptr<CompiledModule> load_objects(
+      const std::vector<std::string_view>& objects, const std::vector<std::string>& kernel_names,
+      CodegenTimes* times = nullptr) = 0;
   // compile_object then load_object.
   std::unique_ptr<CompiledModule> compile(const std::vector<loop::Kernel>& kernels,
                                           const CodegenOptions& options,

@@ -1,7 +1,9 @@
 // The LLVM CPU backend: loop-IR kernels -> LLVM IR (emit_*.cpp) -> a lean
 // new-PassManager pipeline (kKilnPipeline) with the TargetMachine's TTI -> object code
-// (compile_object) -> ORC LLJIT (load_object). One LLVMContext and JITDylib
-// per compile, so compiles may run on several threads at once; the LLJIT is
+// (compile_object) -> ORC LLJIT (load_object, load_objects). One LLVMContext
+// per compile_object and one JITDylib per loaded module, so compiles (and the
+// kernels of one function, each its own object) may run on several threads
+// at once; the LLJIT is
 // created once per process and target machines are pooled per target (a
 // machine is used by one compile at a time). Dumps print the module before and
 // after the pipeline, or its assembly.
@@ -355,6 +357,13 @@ class LlvmBackend : public Backend {
   std::unique_ptr<CompiledModule> load_object(std::string_view object,
                                               const std::vector<std::string>& kernel_names,
                                               CodegenTimes* times) override {
+    return load_objects({object}, kernel_names, times);
+  }
+
+  // Every object goes into one JITDylib (so one module, removed at once).
+  std::unique_ptr<CompiledModule> load_objects(const std::vector<std::string_view>& objects,
+                                               const std::vector<std::string>& kernel_names,
+                                               CodegenTimes* times) override {
     auto t0 = std::chrono::steady_clock::now();
     Jit& j = jit();
     llvm::orc::LLJIT& lj = *j.lljit;
@@ -373,13 +382,17 @@ class LlvmBackend : public Backend {
         jd->addGenerator(std::move(*gen));
       else
         llvm::consumeError(gen.takeError());
-      llvm::Error added =
-          lj.addObjectFile(*jd, llvm::MemoryBuffer::getMemBufferCopy(
-                                    llvm::StringRef(object.data(), object.size()), jd_name));
-      if (added) {
-        std::string msg = error_text(std::move(added));
-        llvm::consumeError(lj.getExecutionSession().removeJITDylib(*jd));
-        KILN_INTERNAL_CHECK(false, "llvm backend: cannot load the object: " << msg);
+      for (size_t i = 0; i < objects.size(); ++i) {
+        std::string_view object = objects[i];
+        llvm::Error added = lj.addObjectFile(
+            *jd, llvm::MemoryBuffer::getMemBufferCopy(
+                     llvm::StringRef(object.data(), object.size()),
+                     objects.size() == 1 ? jd_name : jd_name + "." + std::to_string(i)));
+        if (added) {
+          std::string msg = error_text(std::move(added));
+          llvm::consumeError(lj.getExecutionSession().removeJITDylib(*jd));
+          KILN_INTERNAL_CHECK(false, "llvm backend: cannot load the object: " << msg);
+        }
       }
     }
     // Look every entry up now: linking happens here, so missing symbols are

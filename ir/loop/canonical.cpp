@@ -97,11 +97,17 @@ constexpr uint8_t kAbsent = 0xff;  // no node kind has this value
 template <typename Sink>
 class Writer {
  public:
-  explicit Writer(Sink& sink) : sink_(sink) {}
+  // `anonymous`: names are left out (the kernel's, each buffer's) or numbered
+  // by first appearance (Vars), so only what the code does is written.
+  explicit Writer(Sink& sink, bool anonymous = false) : sink_(sink), anonymous_(anonymous) {}
 
   void kernel(const Kernel& k) {
     bufs_.clear();  // each kernel numbers its own buffers, parameters first
-    for_each_field(k, [&](const auto& f) { field(f); });
+    vars_.clear();
+    if (!anonymous_) return for_each_field(k, [&](const auto& f) { field(f); });
+    field(k.buffers);
+    field(k.scalars);
+    field(k.body);
   }
 
   void expr(const Expr& e) {
@@ -109,6 +115,10 @@ class Writer {
     byte(static_cast<uint8_t>(e->kind));
     byte(static_cast<uint8_t>(e.type().dtype));
     u64(uint64_t(e.type().lanes));
+    if (const Var* v = anonymous_ ? e.as<Var>() : nullptr) {
+      // A consistent renaming: the same name always gets the same number.
+      return u64(vars_.emplace(v->name, vars_.size()).first->second);
+    }
     visit_expr_kind(
         e.get(), [&](const auto& x) { for_each_field(x, [&](const auto& f) { field(f); }); });
   }
@@ -144,7 +154,7 @@ class Writer {
     byte(fresh ? 1 : 2);
     u64(it->second);
     if (fresh) {  // name and dtype once; later uses are the number
-      field(b->name);
+      if (!anonymous_) field(b->name);
       byte(static_cast<uint8_t>(b->dtype));
     }
   }
@@ -155,7 +165,9 @@ class Writer {
   }
 
   Sink& sink_;
+  bool anonymous_;
   std::unordered_map<const BufferNode*, uint64_t> bufs_;
+  std::unordered_map<std::string, uint64_t> vars_;
 };
 
 }  // namespace
@@ -183,6 +195,13 @@ std::string canonical_bytes(const Kernel& k) {
   std::string out;
   StringSink sink{out};
   Writer<StringSink>(sink).kernel(k);
+  return out;
+}
+
+std::string canonical_code_bytes(const Kernel& k) {
+  std::string out;
+  StringSink sink{out};
+  Writer<StringSink>(sink, /*anonymous=*/true).kernel(k);
   return out;
 }
 

@@ -33,6 +33,12 @@ uint64_t structural_hash(const Stmt& s);
 // their length first, enums as one byte; a buffer as a tag (0 absent, 1 first
 // use, 2 later use), its number, and on first use its name and dtype.
 std::string canonical_bytes(const Kernel& k);
+// A kernel's code as bytes: canonical_bytes without the names that do not
+// change what it computes (the kernel's, each buffer's) and with every Var
+// name replaced by its number in order of first appearance (a consistent
+// renaming). Two kernels with equal code bytes compile to the same machine
+// code up to the entry's name: what compile() deduplicates kernels by.
+std::string canonical_code_bytes(const Kernel& k);
 // The kernels one after another (each numbers its own buffers).
 std::string canonical_bytes(const std::vector<Kernel>& kernels);
 

@@ -3,7 +3,7 @@
 // throughput, both on every thread of Kiln's pool, measured once.
 //
 // Bandwidth: a[i] = b[i] + s * c[i] over three f64 arrays well beyond the
-// last-level cache (each max(2 x L3, 16 MiB), at most 64 MiB), split across
+// last-level cache (each max(2 x L3, 16 MiB), at most 128 MiB), split across
 // the pool, best of several passes; 24 bytes per element are counted (two
 // reads and a write, no write-allocate traffic), as STREAM does and as the
 // profiler counts a kernel's bytes. FMA: 12 independent chains of
@@ -18,7 +18,8 @@
 // trust checks, atomic writes). A record that does not parse, or holds a
 // value out of range (not finite, <= 0, beyond 100 TB/s or 10 PFLOP/s), or
 // names another thread count or vector unit, is reported once on stderr and
-// measured again, and the new record replaces it. KILN_CACHE=off: measured
+// measured again, and the new record replaces it. The record keeps the load
+// average it was measured at (see load_or_measure_machine_peaks). KILN_CACHE=off: measured
 // once per process. Nothing here throws.
 #pragma once
 
@@ -36,6 +37,7 @@ struct MachinePeaks {
   int threads = 0;           // the pool threads both ran on
   std::string isa;           // the vector unit of the FMA loop: "avx512f", "avx2+fma", ...
   std::string source;        // "measured" or "cache" (this process's first use)
+  double load = -1;          // 1-minute load average when measured (-1: unknown)
 };
 
 // The peaks of this machine: from memory, else the disk cache, else measured
@@ -46,8 +48,16 @@ const MachinePeaks& machine_peaks();
 // Measures now (no cache).
 MachinePeaks measure_machine_peaks();
 // What machine_peaks() does the first time, every time: the disk cache's
-// record when it is valid (source "cache"), else measured and stored.
+// record when it is valid (source "cache"), else measured and stored. A valid
+// record measured while the machine was busier by a core's worth of load
+// (remeasure_when_quieter) is measured again now, and the better of the two
+// values of each peak is kept and stored with the load of now: peaks taken on
+// a busy machine do not stay low for good. `load_now` is the current 1-minute
+// load average (-1: unknown, never re-measures); tests pass their own.
 MachinePeaks load_or_measure_machine_peaks();
+MachinePeaks load_or_measure_machine_peaks(double load_now);
+bool remeasure_when_quieter(double load_then, double load_now);
+double current_load_average();
 
 // The cache record's text and back; nullopt for anything that is not exactly
 // such a record with values in range. Exposed for tests.

@@ -241,8 +241,8 @@ MachinePeaks load_or_measure_machine_peaks(double load_now) {
       if (why.empty()) {
         p->source = "cache";
         // Peaks measured while others used the cores come out low; once the
-        // machine is quieter by a core's worth, measure again and keep the
-        // better of the two.
+        // machine is clearly quieter, measure again and keep the better of
+        // the two.
         if (!remeasure_when_quieter(p->load, load_now)) return *p;
         cached = p;
       } else {
@@ -266,7 +266,9 @@ MachinePeaks load_or_measure_machine_peaks() {
 }
 
 bool remeasure_when_quieter(double load_then, double load_now) {
-  return load_then >= 0 && load_now >= 0 && load_then - load_now >= 1.0;
+  // Lower by a core's worth and by half: the 1-minute average needs 40 s or
+  // more to halve, so processes run seconds apart never measure twice.
+  return load_then >= 0 && load_now >= 0 && load_then - load_now >= std::max(1.0, load_now);
 }
 
 MachinePeaks measure_machine_peaks() {

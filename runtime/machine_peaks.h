@@ -49,8 +49,8 @@ const MachinePeaks& machine_peaks();
 MachinePeaks measure_machine_peaks();
 // What machine_peaks() does the first time, every time: the disk cache's
 // record when it is valid (source "cache"), else measured and stored. A valid
-// record measured while the machine was busier by a core's worth of load
-// (remeasure_when_quieter) is measured again now, and the better of the two
+// record measured while the machine was clearly busier (remeasure_when_quieter:
+// its 1-minute load average higher than now by 1 and by half) is measured again now, and the better of the two
 // values of each peak is kept and stored with the load of now: peaks taken on
 // a busy machine do not stay low for good. `load_now` is the current 1-minute
 // load average (-1: unknown, never re-measures); tests pass their own.

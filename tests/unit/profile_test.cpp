@@ -305,12 +305,14 @@ TEST(MachinePeaks, RecordRoundTripsAndRejectsJunk) {
   EXPECT_EQ(runtime::parse_machine_peaks(runtime::serialize_machine_peaks(p))->load, -1);
 }
 
-// Peaks cached while the machine was busy are measured again once it is
-// quieter by a core's worth of load; the better value of each peak is kept.
+// Peaks cached while the machine was busy are measured again once its load
+// is lower by 1 and by half; the better value of each peak is kept.
 TEST(MachinePeaks, ABusyMachinesRecordIsMeasuredAgainWhenQuieter) {
   EXPECT_TRUE(runtime::remeasure_when_quieter(9.0, 1.0));
   EXPECT_TRUE(runtime::remeasure_when_quieter(2.0, 1.0));
   EXPECT_FALSE(runtime::remeasure_when_quieter(1.5, 1.0));
+  EXPECT_FALSE(runtime::remeasure_when_quieter(5.0, 3.0));  // not half
+  EXPECT_TRUE(runtime::remeasure_when_quieter(6.0, 3.0));
   EXPECT_FALSE(runtime::remeasure_when_quieter(1.0, 3.0));  // busier now
   EXPECT_FALSE(runtime::remeasure_when_quieter(-1, 0.0));   // unknown then
   EXPECT_FALSE(runtime::remeasure_when_quieter(9.0, -1));   // unknown now

@@ -25,12 +25,6 @@
 namespace kiln::passes::lower {
 namespace {
 
-constexpr int64_t kSmallSide = 16;  // gemm.simt's: below it a tile mostly idles
-
-std::string size_text(int64_t v) {
-  return v < 0 ? std::string("?") : std::to_string(v);
-}
-
 bool float_conv(const ConvGeometry& g, std::string* why_not) {
   if (conv_supported_dtype(g.dtype)) return true;
   *why_not = "dtype " + std::string(dtype_name(g.dtype)) + " runs the naive nest";
@@ -53,8 +47,8 @@ double gemm_score(const ConvGeometry& g, int64_t n_side, const std::string& n_te
   const GpuGemmTiling tiling = gpu_gemm_tiling(t.gpu, accum_dtype(g.dtype));
   const std::string dims = "M " + std::to_string(g.cout_g) + " (Cout/groups), N " + n_text +
                            ", K " + std::to_string(g.cin_g * g.kh * g.kw);
-  if (g.cout_g < kSmallSide || (n_side >= 0 && n_side < kSmallSide)) {
-    *why = dims + ": a side under " + std::to_string(kSmallSide) + " leaves most of a " +
+  if (g.cout_g < kGpuTileSmallSide || (n_side >= 0 && n_side < kGpuTileSmallSide)) {
+    *why = dims + ": a side under " + std::to_string(kGpuTileSmallSide) + " leaves most of a " +
            std::to_string(tiling.bm) + "x" + std::to_string(tiling.bn) +
            " tile idle; the naive nest's thread per output does as well";
     return -1.0;
@@ -80,7 +74,7 @@ AlgorithmLowering implicit_gemm() {
   a.score = [](const ir::Node& n, const Target& t, std::string* why) {
     ConvGeometry g = conv_geometry(n);
     const int64_t p = pixels(g);
-    const std::string n_text = size_text(p) + " (batch x OH x OW)";
+    const std::string n_text = gpu_size_text(p) + " (batch x OH x OW)";
     return gemm_score(g, p, n_text, t, 2.0,
                       "the input patch gathered into the shared-memory tiles, no column buffer",
                       why);
@@ -107,7 +101,7 @@ AlgorithmLowering one_by_one() {
   a.score = [](const ir::Node& n, const Target& t, std::string* why) {
     ConvGeometry g = conv_geometry(n);
     const int64_t plane = g.oh < 0 || g.ow < 0 ? -1 : g.oh * g.ow;
-    const std::string n_text = size_text(plane) + " (H x W) per image of " + size_text(g.n);
+    const std::string n_text = gpu_size_text(plane) + " (H x W) per image of " + gpu_size_text(g.n);
     if (plane >= 0 && plane < 64 && g.n != 1) {
       // Each image's GEMM fills a fraction of its tiles; the implicit GEMM
       // runs all images' pixels through one.

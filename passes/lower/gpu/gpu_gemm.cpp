@@ -158,35 +158,12 @@ class GpuGemm {
     return Block::make(out);
   }
 
-  // Element r of thread thr's share of an A slab, as (m, k) in the tile:
-  // consecutive threads take consecutive elements along A's contiguous dim.
+  // Element r of thread thr's share of an A slab as (m, k), of a B slab as (k, n).
   std::pair<Expr, Expr> a_element(const Expr& thr, int64_t r) const {
-    if (s_.a_contiguous_m) {
-      auto [kk, mm] = split(thr, r, t_.bm);
-      return {mm, kk};
-    }
-    return split(thr, r, t_.bk);
+    return slab_a_element(s_, t_.bm, t_.bk, threads_, thr, r);
   }
-
-  // The same for B, as (k, n).
   std::pair<Expr, Expr> b_element(const Expr& thr, int64_t r) const {
-    if (s_.b_contiguous_k) {
-      auto [nn, kk] = split(thr, r, t_.bk);
-      return {kk, nn};
-    }
-    return split(thr, r, t_.bn);
-  }
-
-  // (e / w, e % w) for element e = thr + r * T of a slab w wide: with T a
-  // multiple of w (every tiling here) that is (thr / w + r * T / w, thr % w),
-  // which needs no division per element (the simplifier cannot know thr >= 0).
-  std::pair<Expr, Expr> split(const Expr& thr, int64_t r, int64_t w) const {
-    if (threads_ % w == 0) {
-      return {simplify(thr / make_int(w) + make_int(r * (threads_ / w))),
-              simplify(thr % make_int(w))};
-    }
-    Expr e = simplify(thr + make_int(r * threads_));
-    return {simplify(e / make_int(w)), simplify(e % make_int(w))};
+    return slab_b_element(s_, t_.bk, t_.bn, threads_, thr, r);
   }
 
   // buf[at] = in ? v : 0, reading the operand only when in bounds.
@@ -273,6 +250,32 @@ class GpuGemm {
 
 Stmt generate_gpu_gemm(LowerContext& ctx, const GemmSpec& spec, const GpuGemmTiling& tiling) {
   return GpuGemm(ctx, spec, tiling).build();
+}
+
+std::pair<Expr, Expr> slab_split(const Expr& thr, int64_t r, int64_t w, int64_t threads) {
+  if (threads % w == 0) {
+    return {simplify(thr / make_int(w) + make_int(r * (threads / w))), simplify(thr % make_int(w))};
+  }
+  Expr e = simplify(thr + make_int(r * threads));
+  return {simplify(e / make_int(w)), simplify(e % make_int(w))};
+}
+
+std::pair<Expr, Expr> slab_a_element(const GemmSpec& s, int64_t bm, int64_t bk, int64_t threads,
+                                     const Expr& thr, int64_t r) {
+  if (s.a_contiguous_m) {
+    auto [kk, mm] = slab_split(thr, r, bm, threads);
+    return {mm, kk};
+  }
+  return slab_split(thr, r, bk, threads);
+}
+
+std::pair<Expr, Expr> slab_b_element(const GemmSpec& s, int64_t bk, int64_t bn, int64_t threads,
+                                     const Expr& thr, int64_t r) {
+  if (s.b_contiguous_k) {
+    auto [nn, kk] = slab_split(thr, r, bk, threads);
+    return {kk, nn};
+  }
+  return slab_split(thr, r, bn, threads);
 }
 
 }  // namespace kiln::passes::lower

@@ -87,6 +87,27 @@ GpuGemmTiling gpu_gemm_tiling(const GpuTarget& target, DType acc);
 // for fresh names only.
 Stmt generate_gpu_gemm(LowerContext& ctx, const GemmSpec& spec, const GpuGemmTiling& tiling);
 
+// Shared by the SIMT and tensor-core GEMMs (gpu_gemm.cpp, gpu_mma.cpp) and
+// the GPU contraction candidates (defined in gpu_gemm_candidates.cpp):
+// below this many rows or columns of C a GEMM tile mostly idles;
+constexpr int64_t kGpuTileSmallSide = 16;
+// M and N of a matmul/bmm/linear node as far as known (-1: symbolic);
+std::pair<int64_t, int64_t> gemm_rows_and_columns(const ir::Node& n);
+// a size for explain text: the number, or "?" when known only at run time;
+std::string gpu_size_text(int64_t v);
+// staging a K slab from global memory: element e = thr + r * threads of a
+// slab w wide as (e / w, e % w) (with threads a multiple of w, every tiling
+// here, that is (thr / w + r * threads / w, thr % w): no division per
+// element, which the simplifier cannot derive since it cannot know thr >= 0);
+std::pair<Expr, Expr> slab_split(const Expr& thr, int64_t r, int64_t w, int64_t threads);
+// and element r of thread thr's share of a BM x BK slab of A as (m, k), of a
+// BK x BN slab of B as (k, n): consecutive threads take consecutive elements
+// along the operand's contiguous dim.
+std::pair<Expr, Expr> slab_a_element(const GemmSpec& s, int64_t bm, int64_t bk, int64_t threads,
+                                     const Expr& thr, int64_t r);
+std::pair<Expr, Expr> slab_b_element(const GemmSpec& s, int64_t bk, int64_t bn, int64_t threads,
+                                     const Expr& thr, int64_t r);
+
 // The matmul/bmm/linear candidates this generator offers on GPU targets:
 // "gemm.simt" (gpu_gemm_candidates.cpp, with the heuristic's rule).
 std::vector<AlgorithmLowering> gpu_matmul_algorithms();

@@ -1,7 +1,7 @@
 // The matmul/bmm/linear candidate of the GPU's GEMM generator (gpu_gemm.h):
 // "gemm.simt", and the heuristic's rule for it against the target-neutral
 // "naive" nest (score 0): the tiled GEMM wins unless M or N is known to be
-// smaller than kSmallSide, where most of a 64x64 tile's threads would idle
+// smaller than kGpuTileSmallSide, where most of a 64x64 tile's threads would idle
 // and the naive nest's one thread per output element (reading the long
 // operand coalesced) does as well. Sizes known only at run time count as
 // large. Reasons are phrased for `kiln explain`.
@@ -15,26 +15,6 @@
 namespace kiln::passes::lower {
 namespace {
 
-// Below this many rows or columns of C the tiles are mostly empty.
-constexpr int64_t kSmallSide = 16;
-
-int64_t static_or(const ir::Dim& d) {
-  return d.is_static() ? d.value : -1;
-}
-
-// M and N of a matmul/bmm/linear node as far as known (-1: symbolic).
-std::pair<int64_t, int64_t> rows_and_columns(const ir::Node& n) {
-  const ir::Dims& a = n.input(0)->type().dims();
-  const ir::Dims& b = n.input(1)->type().dims();
-  const int64_t m = a.size() == 1 ? 1 : static_or(a[a.size() - 2]);
-  if (n.op() == "linear") return {m, b.size() == 1 ? 1 : static_or(b[0])};
-  return {m, b.size() == 1 ? 1 : static_or(b.back())};
-}
-
-std::string size_text(int64_t v) {
-  return v < 0 ? std::string("?") : std::to_string(v);
-}
-
 AlgorithmLowering simt_candidate() {
   AlgorithmLowering a;
   a.name = "gemm.simt";
@@ -45,11 +25,11 @@ AlgorithmLowering simt_candidate() {
     return false;
   };
   a.score = [](const ir::Node& n, const Target& t, std::string* why) {
-    auto [m, nn] = rows_and_columns(n);
+    auto [m, nn] = gemm_rows_and_columns(n);
     const GpuGemmTiling tiling = gpu_gemm_tiling(t.gpu, accum_dtype(n.output()->type().dtype()));
-    const std::string dims = "M " + size_text(m) + ", N " + size_text(nn);
-    if ((m >= 0 && m < kSmallSide) || (nn >= 0 && nn < kSmallSide)) {
-      *why = dims + ": a side under " + std::to_string(kSmallSide) + " leaves most of a " +
+    const std::string dims = "M " + gpu_size_text(m) + ", N " + gpu_size_text(nn);
+    if ((m >= 0 && m < kGpuTileSmallSide) || (nn >= 0 && nn < kGpuTileSmallSide)) {
+      *why = dims + ": a side under " + std::to_string(kGpuTileSmallSide) + " leaves most of a " +
              std::to_string(tiling.bm) + "x" + std::to_string(tiling.bn) +
              " tile idle; the naive nest's thread per output does as well";
       return -1.0;
@@ -66,6 +46,24 @@ AlgorithmLowering simt_candidate() {
 }
 
 }  // namespace
+
+namespace {
+int64_t static_or(const ir::Dim& d) {
+  return d.is_static() ? d.value : -1;
+}
+}  // namespace
+
+std::pair<int64_t, int64_t> gemm_rows_and_columns(const ir::Node& n) {
+  const ir::Dims& a = n.input(0)->type().dims();
+  const ir::Dims& b = n.input(1)->type().dims();
+  const int64_t m = a.size() == 1 ? 1 : static_or(a[a.size() - 2]);
+  if (n.op() == "linear") return {m, b.size() == 1 ? 1 : static_or(b[0])};
+  return {m, b.size() == 1 ? 1 : static_or(b.back())};
+}
+
+std::string gpu_size_text(int64_t v) {
+  return v < 0 ? std::string("?") : std::to_string(v);
+}
 
 std::vector<AlgorithmLowering> gpu_matmul_algorithms() {
   return {simt_candidate(), gpu_mma_candidate()};

@@ -4,6 +4,7 @@
 
 #include "ir/loop/simplify.h"
 #include "ir/loop/warp_mma.h"
+#include "passes/lower/gpu/gpu_gemm.h"
 
 namespace kiln::passes::lower {
 
@@ -160,33 +161,12 @@ class GpuMma {
     return simplify(buf * make_int(t_.bn * ld_) + nn * make_int(ld_) + kk);
   }
 
-  // Element r of thread thr's share of an A slab as (m, k): consecutive
-  // threads take consecutive elements along A's contiguous dim.
+  // Element r of thread thr's share of an A slab as (m, k), of a B slab as (k, n).
   std::pair<Expr, Expr> a_element(const Expr& thr, int64_t r) const {
-    if (s_.a_contiguous_m) {
-      auto [kk, mm] = split(thr, r, t_.bm);
-      return {mm, kk};
-    }
-    return split(thr, r, t_.bk);
+    return slab_a_element(s_, t_.bm, t_.bk, threads_, thr, r);
   }
-
-  // The same for B, as (k, n).
   std::pair<Expr, Expr> b_element(const Expr& thr, int64_t r) const {
-    if (s_.b_contiguous_k) {
-      auto [nn, kk] = split(thr, r, t_.bk);
-      return {kk, nn};
-    }
-    return split(thr, r, t_.bn);
-  }
-
-  // (e / w, e % w) for element e = thr + r * T of a slab w wide.
-  std::pair<Expr, Expr> split(const Expr& thr, int64_t r, int64_t w) const {
-    if (threads_ % w == 0) {
-      return {simplify(thr / make_int(w) + make_int(r * (threads_ / w))),
-              simplify(thr % make_int(w))};
-    }
-    Expr e = simplify(thr + make_int(r * threads_));
-    return {simplify(e / make_int(w)), simplify(e % make_int(w))};
+    return slab_b_element(s_, t_.bk, t_.bn, threads_, thr, r);
   }
 
   Stmt guarded(const Expr& in, const Buf& buf, const Expr& at, const Expr& v) const {
@@ -262,25 +242,6 @@ class GpuMma {
   Index batch_;
 };
 
-int64_t static_or(const ir::Dim& d) {
-  return d.is_static() ? d.value : -1;
-}
-
-// M and N of a matmul/bmm/linear node as far as known (-1: symbolic).
-std::pair<int64_t, int64_t> rows_and_columns(const ir::Node& n) {
-  const ir::Dims& a = n.input(0)->type().dims();
-  const ir::Dims& b = n.input(1)->type().dims();
-  const int64_t m = a.size() == 1 ? 1 : static_or(a[a.size() - 2]);
-  if (n.op() == "linear") return {m, b.size() == 1 ? 1 : static_or(b[0])};
-  return {m, b.size() == 1 ? 1 : static_or(b.back())};
-}
-
-std::string size_text(int64_t v) {
-  return v < 0 ? std::string("?") : std::to_string(v);
-}
-
-// Below this many rows or columns of C the tiles are mostly empty.
-constexpr int64_t kSmallSide = 16;
 
 }  // namespace
 
@@ -303,11 +264,11 @@ AlgorithmLowering gpu_mma_candidate() {
     return gpu_mma_supported(t.gpu, why_not);
   };
   a.score = [](const ir::Node& n, const Target&, std::string* why) {
-    auto [m, nn] = rows_and_columns(n);
+    auto [m, nn] = gemm_rows_and_columns(n);
     const GpuMmaTiling tiling;
-    const std::string dims = "M " + size_text(m) + ", N " + size_text(nn);
-    if ((m >= 0 && m < kSmallSide) || (nn >= 0 && nn < kSmallSide)) {
-      *why = dims + ": a side under " + std::to_string(kSmallSide) + " leaves most of a " +
+    const std::string dims = "M " + gpu_size_text(m) + ", N " + gpu_size_text(nn);
+    if ((m >= 0 && m < kGpuTileSmallSide) || (nn >= 0 && nn < kGpuTileSmallSide)) {
+      *why = dims + ": a side under " + std::to_string(kGpuTileSmallSide) + " leaves most of a " +
              std::to_string(tiling.bm) + "x" + std::to_string(tiling.bn) + " tile idle";
       return -1.0;
     }

@@ -37,18 +37,11 @@ os.environ["TORCHINDUCTOR_CACHE_DIR"] = CACHE  # before torch is imported
 import peers_bandwidth  # noqa: E402
 import peers_contraction  # noqa: E402
 import peers_models  # noqa: E402
-from peers_common import Budget, compiled_form, guarded, timed_call  # noqa: E402
+from peers_common import Budget, compiled_form, guarded, inductor_warm_up  # noqa: E402
 
 
 def arg(name, default):
     return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
-
-
-def warm_up(torch):
-    """Inductor's start-up, once: a tiny function compiled and called."""
-    cf = torch.compile(lambda a: a * 2 + 1)
-    _, s = timed_call(lambda: cf(torch.ones(8)))
-    return s
 
 
 def main():
@@ -68,7 +61,7 @@ def main():
            "mkl": bool(torch.backends.mkl.is_available()),
            "mkldnn": bool(torch.backends.mkldnn.is_available())}
     with torch.no_grad():
-        out["compile_warmup_s"] = guarded(lambda: warm_up(torch))
+        out["compile_warmup_s"] = guarded(inductor_warm_up)
         if "bandwidth" in only:
             print("peers_pt2.py: chain, softmax, layer norm...", file=sys.stderr)
             out["bandwidth"] = guarded(lambda: peers_bandwidth.torch_rows(

@@ -208,8 +208,8 @@ def zoo_lines(z):
     head = "| model | inputs (first) | Kiln | eager | speedup vs eager |"
     sep = "|---|---|---|---|---|"
     if has_compile:
-        head += " torch.compile | speedup vs compile |"
-        sep += "---|---|"
+        head += " torch.compile | speedup vs compile | first call: Kiln / torch.compile |"
+        sep += "---|---|---|"
     lines += [head, sep]
     speedups = []
     for r in rows:
@@ -217,7 +217,7 @@ def zoo_lines(z):
         shape = f"{first[0]} {'x'.join(map(str, first[1]))}" if first else ""
         if "error" in r or "wrong" in r:
             why = f"**FAILED**: {r['error']}" if "error" in r else f"**WRONG**: {r['wrong']}"
-            lines.append(f"| {r['model']} | {shape} | {why} | | |" + (" | |" if has_compile else ""))
+            lines.append(f"| {r['model']} | {shape} | {why} | | |" + (" | | |" if has_compile else ""))
             continue
         kb, eb = r["kiln"]["best_us"], r["eager"]["best_us"]
         speedups.append(eb / kb)
@@ -226,9 +226,11 @@ def zoo_lines(z):
         if has_compile:
             if "compile" in r:
                 cb = r["compile"]["best_us"]
-                cells += [f"{cb:.1f} / {r['compile']['median_us']:.1f}", f"{cb / kb:.2f}x"]
+                cells += [f"{cb:.1f} / {r['compile']['median_us']:.1f}", f"{cb / kb:.2f}x",
+                          f"{r.get('kiln_first_call_s', 0):.2f} s / "
+                          f"{r.get('compile_first_call_s', 0):.1f} s"]
             else:
-                cells += [f"not measured: {r.get('compile_error', '?')}", ""]
+                cells += [f"not measured: {r.get('compile_error', '?')}", "", ""]
         lines.append("| " + " | ".join(cells) + " |")
     if speedups:
         geo = 1.0

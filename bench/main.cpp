@@ -9,7 +9,7 @@
 // --quick keeps every size and runs fewer repetitions; --smoke runs tiny sizes
 // once and exits non-zero if any result is wrong (a check that the bench builds
 // and runs, not a measurement). --only runs some groups (comma-separated:
-// bandwidth, fma, sgemm, conv, mlp, examples, compile, compile_models; for
+// bandwidth, fma, sgemm, conv, mlp, examples, rewrites, compile, compile_models; for
 // working on one row, scripts/bench always runs all). The thread count (default 2) goes to the
 // triad, the FMA peak, oneDNN and Kiln's pool through KILN_NUM_THREADS, which
 // must be set before Kiln's first call, hence here.
@@ -30,6 +30,7 @@
 #include "bench/fma_peak.h"
 #include "bench/kiln_rows.h"
 #include "bench/model_rows.h"
+#include "bench/rewrite_rows.h"
 #include "bench/stream_triad.h"
 #include "kiln/kiln.h"
 #include "runtime/thread_pool.h"
@@ -285,6 +286,26 @@ int main(int argc, char** argv) {
                          &all_ok));
       }
       out.obj("examples", ex);
+    }
+    if (want("rewrites")) {
+      Json rw;
+      for (const std::string& key : kiln::bench::rewrite_pair_names()) {
+        std::fprintf(stderr, "kiln_bench: rewrite pair %s...\n", key.c_str());
+        rw.obj(key, guarded(
+                        [&] {
+                          auto p = kiln::bench::run_rewrite_pair(key, smoke, plan.budget);
+                          all_ok = all_ok && p.form_row.ok && p.peer_row.ok;
+                          Json j;
+                          return j.str("form", p.form)
+                              .str("peer", p.peer)
+                              .str("shapes", p.shapes)
+                              .num("threads", p.threads ? p.threads : kiln::num_threads())
+                              .obj("form_row", row_json(p.form_row))
+                              .obj("peer_row", row_json(p.peer_row));
+                        },
+                        &all_ok));
+      }
+      out.obj("rewrites", rw);
     }
 
     if (want("compile")) {

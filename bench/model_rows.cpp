@@ -74,7 +74,7 @@ Model model(const std::string& name, bool smoke) {
                       : big ? 4096
                             : 1024;
     const uint64_t s = big ? 41 : 51;
-    m.file = "mlp.kiln";
+    m.file = "examples/mlp.kiln";
     m.fn = "mlp";
     m.inputs = {{"x", {n, d}, s},
                 {"w1", {d, h}, s + 1, d >= 1024 ? 1.0 / 32 : 1.0 / 16},
@@ -87,7 +87,7 @@ Model model(const std::string& name, bool smoke) {
     // 8 sequences of 128 tokens, width 256, 4 heads of 64 (smoke: the
     // example comment's 2x16x64).
     const int64_t b = smoke ? 2 : 8, t = smoke ? 16 : 128, c = smoke ? 64 : 256;
-    m.file = "transformer.kiln";
+    m.file = "examples/transformer.kiln";
     m.fn = "transformer_layer";
     m.inputs = {{"x", {b, t, c}, 61},         {"ln1_w", {c}, 62, 0.25, 1.0},
                 {"ln1_b", {c}, 63, 0.25},     {"w_qkv", {3 * c, c}, 64, 1.0 / 16},
@@ -102,10 +102,25 @@ Model model(const std::string& name, bool smoke) {
     // A ResNet stage-1 sized block, batch 8 (smoke: the comment's 2x3x32x32).
     const int64_t b = smoke ? 2 : 8, cin = smoke ? 3 : 64, cout = smoke ? 16 : 64,
                   hw = smoke ? 32 : 56;
-    m.file = "conv_block.kiln";
+    m.file = "examples/conv_block.kiln";
     m.fn = "conv_bn_relu_pool";
     m.inputs = {
         {"x", {b, cin, hw, hw}, 81}, {"w", {cout, cin, 3, 3}, 82, 1.0 / 16}, {"bn", {4, cout}, 83}};
+    m.batch = b;
+  } else if (name == "gpt2_attention") {
+    // nanoGPT's CausalSelfAttention as tests/models/gpt2_block.py writes it
+    // (the .py file as is): 4 sequences of 128 tokens, width 768, 12 heads of
+    // 64 (smoke: 2x16x64, 4 heads). Weight scales 1/32 ~ 1/sqrt(768).
+    const int64_t b = smoke ? 2 : 4, t = smoke ? 16 : 128, c = smoke ? 64 : 768;
+    const double ws = smoke ? 1.0 / 8 : 1.0 / 32;
+    m.file = "tests/models/gpt2_block.py";
+    m.fn = "causal_self_attention";
+    m.inputs = {{"x", {b, t, c}, 91},
+                {"c_attn_w", {3 * c, c}, 92, ws},
+                {"c_attn_b", {3 * c}, 93, 0.125},
+                {"c_proj_w", {c, c}, 94, ws},
+                {"c_proj_b", {c}, 95, 0.125}};
+    m.values = {kiln::bind_value("n_head", int64_t{smoke ? 4 : 12})};
     m.batch = b;
   } else {
     throw kiln::Error("model_rows: unknown model '" + name + "'");
@@ -187,14 +202,14 @@ double mlp_flops(const Model& m) {
 ModelCase model_case(const std::string& name, bool smoke) {
   auto m = std::make_shared<const Model>(model(name, smoke));
   auto script = std::make_shared<const kiln::Script>(
-      kiln::Script::from_file(std::string(KILN_SOURCE_DIR) + "/examples/" + m->file));
+      kiln::Script::from_file(std::string(KILN_SOURCE_DIR) + "/" + m->file));
   ModelCase c;
   c.fn = lower(*script, *m, m->batch);
   for (const ModelInput& in : m->inputs) {
     c.inputs.push_back(make_input(in));
     c.shapes += (c.shapes.empty() ? "" : ", ") + in.name + " " + dims(in.shape);
   }
-  if (m->file == "mlp.kiln") c.flops = mlp_flops(*m);
+  if (m->file == "examples/mlp.kiln") c.flops = mlp_flops(*m);
   auto inputs = std::make_shared<const std::vector<kiln::Tensor>>(c.inputs);
   c.check = [m, script, inputs, name](const kiln::Tensor& y) {
     return name == "mlp_issue6" ? check_mlp(*inputs, y)
@@ -232,7 +247,7 @@ ModelResult run_mlp_row(bool smoke, const Budget& budget) {
 }
 
 std::vector<std::string> example_names() {
-  return {"mlp", "transformer", "conv_block"};
+  return {"mlp", "transformer", "conv_block", "gpt2_attention"};
 }
 
 ModelResult run_example(const std::string& name, bool smoke, const Budget& budget) {

@@ -1,6 +1,8 @@
 // The model rows: the MLP of issue 6 (examples/mlp.kiln at 256x1024 ->
-// 4096 -> 1024) and the whole examples of issue 5 (mlp.kiln at its comment's
-// sizes, transformer.kiln, conv_block.kiln), each lowered from its script
+// 4096 -> 1024), the whole examples of issue 5 (mlp.kiln at its comment's
+// sizes, transformer.kiln, conv_block.kiln) and issue 14's GPT-2 attention
+// (tests/models/gpt2_block.py's causal_self_attention, the Python file as
+// written, at 4x128x768 with 12 heads), each lowered from its script
 // with kiln::Script and compiled twice: without fusion (kernel count only)
 // and with it (checked and timed). PyTorch's side is bench/peers_models.py.
 //
@@ -32,7 +34,7 @@ struct ModelResult {
 // formula) and the check of its first output (a host tensor; returns the
 // worst error as a fraction of the tolerance, <= 1 passes). The GPU bench
 // (bench/gpu/) runs the same cases on a device. Names: "mlp_issue6", "mlp",
-// "transformer", "conv_block".
+// "transformer", "conv_block", "gpt2_attention".
 struct ModelCase {
   kiln::Function fn;
   std::vector<kiln::Tensor> inputs;
@@ -45,7 +47,8 @@ ModelCase model_case(const std::string& name, bool smoke);
 // The MLP at issue 6's sizes (smoke: 16x64 -> 256 -> 64).
 ModelResult run_mlp_row(bool smoke, const Budget& budget);
 
-// Issue 5's examples: "mlp", "transformer", "conv_block".
+// Issue 5's examples ("mlp", "transformer", "conv_block") and issue 14's
+// "gpt2_attention".
 std::vector<std::string> example_names();
 ModelResult run_example(const std::string& name, bool smoke, const Budget& budget);
 

@@ -2,9 +2,10 @@
 # Kiln's peers for bench/: Halide (Debian's python3-halide, JIT), PyTorch and
 # NumPy, measured on the same problems as kiln_bench. Prints one JSON object;
 # scripts/bench merges it with kiln_bench's into the table. This file holds the
-# bandwidth and compile rows' peers; peers_contraction.py has SGEMM (NumPy) and
-# conv2d (PyTorch), peers_models.py the MLP and the examples (PyTorch), and
-# peers_common.py what they share.
+# bandwidth and compile rows' peers (PyTorch's through peers_bandwidth.py);
+# peers_contraction.py has SGEMM (NumPy) and conv2d (PyTorch), peers_models.py
+# the MLP and the examples (PyTorch), and peers_common.py what they share.
+# PyTorch 2 (eager and torch.compile) is peers_pt2.py, run by another Python.
 #
 #   /usr/bin/python3 bench/peers.py [--quick | --smoke] [--threads N] [--json FILE]
 #   /usr/bin/python3 bench/peers.py --halide-first-compile   (internal)
@@ -21,6 +22,8 @@ import subprocess
 import sys
 import time
 
+import peers_bandwidth
+from peers_bandwidth import A, B, chain_input, chain_reference
 from peers_common import Budget, guarded, max_err, stats, time_reps
 
 T_START_NS = time.monotonic_ns()  # first thing: the fresh-process Halide row starts here
@@ -31,16 +34,6 @@ for i, a in enumerate(sys.argv):
         THREADS = int(sys.argv[i + 1])
 # Halide's runtime reads HL_NUM_THREADS when its thread pool starts.
 os.environ.setdefault("HL_NUM_THREADS", str(THREADS))
-
-# The chain: y = sigmoid(x * A + B) * tanh(x) + 0.5 * x, as in bench/kiln_rows.cpp.
-A, B = 0.75, -0.5
-
-
-def chain_reference(x):
-    import numpy as np
-    v = x.astype(np.float64)
-    return 1.0 / (1.0 + np.exp(-(v * A + B))) * np.tanh(v) + 0.5 * v
-
 
 # --- Halide ---------------------------------------------------------------------
 
@@ -81,7 +74,7 @@ def halide_chain(n, reps, tanh_from_exp):
     t0 = time.perf_counter_ns()
     f.compile_jit()
     compile_s = (time.perf_counter_ns() - t0) * 1e-9
-    x = np.random.default_rng(2).standard_normal(n).astype(np.float32)
+    x = chain_input(n)
     inp.set(hl.Buffer(x))
     out = hl.Buffer(hl.Float(32), [n])
     f.realize(out)
@@ -117,64 +110,13 @@ def halide_first_compile(reps):
     return {"in_process": stats(in_process), "from_spawn": stats(from_spawn)}
 
 
-# --- PyTorch eager ----------------------------------------------------------------
+# --- PyTorch eager (peers_bandwidth.py) ------------------------------------------
 
 
 def torch_rows(chain_n, rows, cols, reps, norm_reps):
-    import numpy as np
     import torch
     torch.set_num_threads(THREADS)
-    info = {"version": torch.__version__, "threads": torch.get_num_threads(),
-            "capability": os.environ.get("ATEN_CPU_CAPABILITY", "default")}
-    info["config_capability"] = next(
-        (ln.split(":", 1)[1].strip() for ln in torch.__config__.show().splitlines()
-         if "CPU capability usage" in ln), "?")
-
-    def chain():
-        x = torch.from_numpy(np.random.default_rng(2).standard_normal(chain_n).astype(np.float32))
-        t, u, y = torch.empty_like(x), torch.empty_like(x), torch.empty_like(x)
-
-        def run():
-            torch.mul(x, A, out=t)
-            t.add_(B)
-            torch.sigmoid(t, out=t)
-            torch.tanh(x, out=u)
-            t.mul_(u)
-            torch.add(t, x, alpha=0.5, out=y)
-
-        run()
-        err = max_err(y.numpy()[::997], chain_reference(x.numpy()[::997]))
-        return {"time": time_reps(run, 3, reps), "max_err": err, "ok": err <= 1.0}
-
-    def softmax():
-        x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(3))
-        y = torch.empty_like(x)
-        r = {"time_out": time_reps(lambda: torch.softmax(x, 1, out=y), 3, norm_reps),
-             "time_alloc": time_reps(lambda: torch.softmax(x, 1), 3, norm_reps)}
-        best = min(("time_out", "time_alloc"), key=lambda k: r[k]["min_s"])
-        r["time"], r["variant"] = r[best], best
-        return r
-
-    def layer_norm():
-        x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(4))
-        w = torch.randn(cols, generator=torch.Generator().manual_seed(5))
-        b = torch.randn(cols, generator=torch.Generator().manual_seed(6))
-        fn = torch.nn.functional.layer_norm
-        # layer_norm has no out= form: each call allocates its output.
-        return {"time": time_reps(lambda: fn(x, (cols,), w, b, 1e-5), 3, norm_reps),
-                "variant": "time_alloc"}
-
-    def alloc_touch():
-        # What a fresh rows x cols output costs before any work: allocate and
-        # first-touch (torch.empty + zero_). Allocating calls pay this; on a VM
-        # page faults are dear, so the report shows it next to them.
-        return {"time": time_reps(lambda: torch.empty(rows, cols).zero_(), 2, norm_reps)}
-
-    info["chain"] = guarded(chain)
-    info["alloc_touch"] = guarded(alloc_touch)
-    info["softmax"] = guarded(softmax)
-    info["layer_norm"] = guarded(layer_norm)
-    return info
+    return peers_bandwidth.torch_rows(torch, chain_n, rows, cols, reps, norm_reps)
 
 
 # --- NumPy ------------------------------------------------------------------------
@@ -182,7 +124,7 @@ def torch_rows(chain_n, rows, cols, reps, norm_reps):
 
 def numpy_chain(n, reps):
     import numpy as np
-    x = np.random.default_rng(2).standard_normal(n).astype(np.float32)
+    x = chain_input(n)
     t, u, y = np.empty_like(x), np.empty_like(x), np.empty_like(x)
 
     def run():

@@ -58,6 +58,38 @@ def time_budget(fn, budget, first_call_s, warmup=2):
     return stats(out)
 
 
+def compiled_form(fn, args, check, timer):
+    """torch.compile(fn) as a peer form: the first call compiles (compile_s:
+    peers_pt2.py gives Inductor a fresh cache directory, so it is a cold
+    compile, as Kiln's compile_s is), the second is checked (check(result) ->
+    worst error), then timer(run, first_call_s) times the calls."""
+    import torch
+    # Dynamo's caches are keyed by code object: a lambda compiled again for
+    # another shape (the conv rows) would be recompiled with dynamic shapes.
+    # Each form starts afresh, as a user's first torch.compile does.
+    torch._dynamo.reset()
+    cf = torch.compile(fn)
+    _, compile_s = timed_call(lambda: cf(*args))
+    run = lambda: cf(*args)  # noqa: E731
+    y, first = timed_call(run)
+    err = check(y)
+    return {"time": timer(run, first), "compile_s": compile_s, "max_err": err, "ok": err <= 1.0}
+
+
+def inductor_warm_up():
+    """Inductor's start-up (imports, compile workers), paid once before the
+    timed compiles: a tiny function compiled and called. Returns its seconds."""
+    import torch
+    cf = torch.compile(lambda a: a * 2 + 1)
+    _, s = timed_call(lambda: cf(torch.ones(8)))
+    return s
+
+
+def budget_timer(budget, warmup=2):
+    """A timer for compiled_form: time_budget under `budget`."""
+    return lambda run, first: time_budget(run, budget, first, warmup)
+
+
 def guarded(fn):
     try:
         return fn()

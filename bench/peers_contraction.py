@@ -1,6 +1,7 @@
 # The peers of the contraction rows (see bench/contraction_rows.h): square
-# SGEMM through NumPy's matmul (OpenBLAS here) and single conv2d layers through
-# PyTorch. Inputs are peers_common.hashed() with the seeds kiln_bench uses, and
+# SGEMM through NumPy's matmul (OpenBLAS here) or torch.mm(out=) (PyTorch 2's
+# MKL, from peers_pt2.py) and single conv2d layers through PyTorch (eager; with
+# PyTorch 2 also torch.compile). Inputs are peers_common.hashed() with the seeds kiln_bench uses, and
 # each output is checked like Kiln's (SampleCheck: 16 x 16 spread elements of
 # C, every (total // 509)-th element of a conv output) against float64 NumPy.
 import ctypes
@@ -8,8 +9,8 @@ import os
 
 import numpy as np
 
-from peers_common import (guarded, hashed, input_sum, sample_err, time_budget, timed_call,
-                          torch_setup)
+from peers_common import (budget_timer, compiled_form, guarded, hashed, input_sum, sample_err,
+                          time_budget, timed_call, torch_setup)
 
 SGEMM_SEED_A, SGEMM_SEED_B = 11, 12  # kSgemmSeedA/B in contraction_rows.h
 
@@ -58,11 +59,12 @@ def openblas_info():
     return info
 
 
-def numpy_sgemm(n, budget):
+def sgemm(n, budget, make_run):
+    """C = A @ B through make_run(a, b, c) -> a call writing c."""
     a = hashed((n, n), SGEMM_SEED_A)
     b = hashed((n, n), SGEMM_SEED_B)
     c = np.empty((n, n), np.float32)
-    run = lambda: np.matmul(a, b, out=c)  # noqa: E731
+    run = make_run(a, b, c)
     _, first = timed_call(run)
     rows = spread(n)
     want = a[rows].astype(np.float64) @ b[:, rows].astype(np.float64)
@@ -71,11 +73,22 @@ def numpy_sgemm(n, budget):
             "ok": err <= 1.0, "input_sum": input_sum([a, b])}
 
 
-def sgemm_rows(sizes, budget):
+def numpy_matmul(a, b, c):
+    return lambda: np.matmul(a, b, out=c)
+
+
+def torch_mm(a, b, c):
+    import torch
+    ta, tb, tc = (torch.from_numpy(m) for m in (a, b, c))  # c shares its memory
+    return lambda: torch.mm(ta, tb, out=tc)
+
+
+def sgemm_rows(sizes, budget, make_run=numpy_matmul):
     out = {"sizes": sizes}
     for n in sizes:
-        out[str(n)] = guarded(lambda: numpy_sgemm(n, budget))
-    out["blas"] = guarded(openblas_info)
+        out[str(n)] = guarded(lambda: sgemm(n, budget, make_run))
+    if make_run is numpy_matmul:
+        out["blas"] = guarded(openblas_info)
     out["numpy"] = np.__version__
     return out
 
@@ -95,7 +108,7 @@ def conv_reference(x, w, s, flat):
     return want
 
 
-def torch_conv(s, threads, budget):
+def torch_conv(s, threads, budget, compile_too=False):
     torch = torch_setup(threads)
     F = torch.nn.functional
     x = hashed((1, s["cin"], s["hw"], s["hw"]), s["seed_x"])
@@ -125,15 +138,25 @@ def torch_conv(s, threads, budget):
         r["max_err"] = max(r["max_err"], err)
     best = min(("nchw", "channels_last"), key=lambda k: r[k]["time"]["min_s"])
     r["time"], r["variant"] = r[best]["time"], best
+    if compile_too:  # torch.compile of the call, inputs in the faster eager layout
+        fmt = torch.channels_last if best == "channels_last" else torch.contiguous_format
+        tx = torch.from_numpy(x).contiguous(memory_format=fmt)
+        tw = torch.from_numpy(w).contiguous(memory_format=fmt)
+        with torch.no_grad():
+            r["compile"] = guarded(lambda: compiled_form(
+                lambda x, w: F.conv2d(x, w, None, 1, s["pad"], 1, s["groups"]), (tx, tw),
+                lambda y: sample_err(y.contiguous().numpy().ravel()[flat], want),
+                budget_timer(budget)))
+        r["ok"] = r["ok"] and r["compile"].get("ok", True)
     return r
 
 
-def conv_rows(smoke, threads, budget):
+def conv_rows(smoke, threads, budget, compile_too=False):
     import torch
     out = {"mkldnn_available": bool(torch.backends.mkldnn.is_available()),
            "mkldnn_enabled": bool(torch.backends.mkldnn.enabled)}
     for s in conv_shapes(smoke):
-        out[s["key"]] = guarded(lambda: torch_conv(s, threads, budget))
+        out[s["key"]] = guarded(lambda: torch_conv(s, threads, budget, compile_too))
     return out
 
 

@@ -1,20 +1,31 @@
 # The PyTorch side of the model rows (see bench/model_rows.h): the MLP of
-# issue 6 in four forms (eager functional, eager nn.Sequential, TorchScript
-# frozen + optimize_for_inference, torch.utils.mkldnn), and issue 5's whole
-# examples (mlp, transformer, conv_block) in eager and TorchScript form, each
-# written here in Python to match examples/*.kiln line for line.
+# issue 6 in several forms (eager functional `x @ w1`, eager F.linear with the
+# weights as nn.Linear holds them, eager nn.Sequential, TorchScript frozen +
+# optimize_for_inference, torch.utils.mkldnn, torch.compile of the functional
+# and F.linear forms), issue 5's whole examples (mlp, transformer,
+# conv_block), written here in Python to match examples/*.kiln line for line,
+# and issue 14's GPT-2 attention (tests/models/gpt2_block.py's
+# causal_self_attention, imported as written), in eager, TorchScript and
+# torch.compile form. Which forms run is the caller's choice: peers.py (Debian's
+# PyTorch 1.13) takes the eager, TorchScript and mkldnn ones, peers_pt2.py
+# (PyTorch 2) the eager and torch.compile ones.
 #
 # Inputs: MODELS repeats model_rows.cpp's ModelInput list (seed, scale,
 # offset per tensor), built with peers_common.hashed(); report.py checks the
 # input sums of both sides agree. Each output is checked against the same
 # computation in float64 (eager PyTorch on float64 copies; the MLP row on the
 # four rows model_rows.cpp samples) with sample_err.
+import importlib.util
+import os
+
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from peers_common import (guarded, hashed, input_sum, sample_err, time_budget, timed_call,
-                          torch_setup)
+from peers_common import (budget_timer, compiled_form, guarded, hashed, input_sum, sample_err,
+                          time_budget, timed_call, torch_setup)
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
 def mlp_inputs(big, smoke):
@@ -42,6 +53,33 @@ def conv_block_inputs(smoke):
     b, cin, cout, hw = (2, 3, 16, 32) if smoke else (8, 64, 64, 56)
     return [("x", (b, cin, hw, hw), 81, 1.0, 0.0), ("w", (cout, cin, 3, 3), 82, 1 / 16, 0.0),
             ("bn", (4, cout), 83, None, None)]
+
+
+def gpt2_attention_inputs(smoke):
+    """As model_rows.cpp's "gpt2_attention"; n_head is gpt2_heads(smoke)."""
+    b, t, c = (2, 16, 64) if smoke else (4, 128, 768)
+    ws = 1 / 8 if smoke else 1 / 32
+    return [("x", (b, t, c), 91, 1.0, 0.0), ("c_attn_w", (3 * c, c), 92, ws, 0.0),
+            ("c_attn_b", (3 * c,), 93, 0.125, 0.0), ("c_proj_w", (c, c), 94, ws, 0.0),
+            ("c_proj_b", (c,), 95, 0.125, 0.0)]
+
+
+def gpt2_heads(smoke):
+    return 4 if smoke else 12
+
+
+def gpt2_attention_fn(smoke):
+    """tests/models/gpt2_block.py's causal_self_attention as written, n_head bound."""
+    path = os.path.join(ROOT, "tests", "models", "gpt2_block.py")
+    spec = importlib.util.spec_from_file_location("bench_gpt2_block", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    attn, heads = mod.causal_self_attention, gpt2_heads(smoke)
+
+    def gpt2_attention(x, c_attn_w, c_attn_b, c_proj_w, c_proj_b):
+        return attn(x, c_attn_w, c_attn_b, c_proj_w, c_proj_b, heads)
+
+    return gpt2_attention
 
 
 def make(spec):
@@ -160,31 +198,45 @@ def run_variant(run, check, budget, warmup=2):
     return {"time": time_budget(run, budget, first, warmup), "max_err": err, "ok": err <= 1.0}
 
 
-def example_row(name, smoke, threads, budget):
+def example_row(name, smoke, threads, budget, forms=("eager", "torchscript")):
+    """forms: of "eager", "torchscript" (not for gpt2_attention: its file is
+    no TorchScript module), "compile"."""
     torch_setup(threads)
     specs = {"mlp": mlp_inputs(False, smoke), "transformer": transformer_inputs(smoke),
-             "conv_block": conv_block_inputs(smoke)}[name]
+             "conv_block": conv_block_inputs(smoke),
+             "gpt2_attention": gpt2_attention_inputs(smoke)}[name]
     arrays = [make(s) for s in specs]
     ts = [torch.from_numpy(a) for a in arrays]
-    fn, module = EXAMPLES[name]
+    fn, module = EXAMPLES[name] if name in EXAMPLES else (gpt2_attention_fn(smoke), None)
     out = {"shapes": shapes_text(specs), "input_sum": input_sum(arrays)}
     with torch.no_grad():
         want = fn(*[t.double() for t in ts]).numpy()
         check = lambda y: sample_err(y.numpy(), want)  # noqa: E731
-        out["eager"] = guarded(lambda: run_variant(lambda: fn(*ts), check, budget))
+        if "eager" in forms:
+            out["eager"] = guarded(lambda: run_variant(lambda: fn(*ts), check, budget))
 
         def torchscript():
             mod, x = frozen(module(ts[1:])), ts[0]
             return run_variant(lambda: mod(x), check, budget, warmup=3)
 
-        out["torchscript"] = guarded(torchscript)
+        if "torchscript" in forms and module is not None:
+            out["torchscript"] = guarded(torchscript)
+        if "compile" in forms:
+            out["compile"] = guarded(lambda: compiled_form(fn, ts, check, budget_timer(budget)))
     return out
 
 
 # --- issue 6's MLP: four PyTorch forms -------------------------------------------------
 
 
-def mlp_issue6(smoke, threads, budget):
+MLP_FORMS_PT1 = ("eager_functional", "eager_module", "torchscript", "mkldnn")
+
+
+def mlp_issue6(smoke, threads, budget, forms=MLP_FORMS_PT1):
+    """forms: of "eager_functional" (x @ w1 with w1 [in, out], as mlp.kiln),
+    "eager_linear" (F.linear with the weights [out, in], as nn.Linear holds
+    them), "eager_module" (nn.Sequential), "torchscript", "mkldnn" (last: it
+    converts the Sequential in place), "compile_functional", "compile_linear"."""
     torch_setup(threads)
     specs = mlp_inputs(True, smoke)
     x, w1, b1, w2, b2 = [make(s) for s in specs]
@@ -198,36 +250,47 @@ def mlp_issue6(smoke, threads, budget):
     want = gelu(pre) @ w2.astype(np.float64) + b2
     check = lambda y: sample_err(y[rows].numpy() if hasattr(y, "numpy") else y[rows], want)  # noqa
     tx, tw1, tb1, tw2, tb2 = [torch.from_numpy(a) for a in (x, w1, b1, w2, b2)]
+    lw1, lw2 = tw1.t().contiguous(), tw2.t().contiguous()
     seq = torch.nn.Sequential(torch.nn.Linear(d, h), torch.nn.GELU(), torch.nn.Linear(h, d)).eval()
     with torch.no_grad():
-        seq[0].weight.copy_(tw1.t())
+        seq[0].weight.copy_(lw1)
         seq[0].bias.copy_(tb1)
-        seq[2].weight.copy_(tw2.t())
+        seq[2].weight.copy_(lw2)
         seq[2].bias.copy_(tb2)
     out = {"shapes": shapes_text(specs), "input_sum": input_sum([x, w1, b1, w2, b2]),
            "flops": 4.0 * n * d * h}
+
+    def functional(x, w1, b1, w2, b2):
+        return F.gelu(x @ w1 + b1) @ w2 + b2
+
+    def linear(x, w1, b1, w2, b2):
+        return F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2)
+
+    def torchscript():
+        mod = frozen(seq)
+        return run_variant(lambda: mod(tx), check, budget, warmup=3)
+
+    def mkldnn():
+        from torch.utils import mkldnn as mkldnn_utils
+        mod = mkldnn_utils.to_mkldnn(seq)
+        # Dense tensors in and out, as the caller has them: the two
+        # conversions (1 MiB each) are inside the timed call.
+        return run_variant(lambda: mod(tx.to_mkldnn()).to_dense(), check, budget)
+
+    args, largs = (tx, tw1, tb1, tw2, tb2), (tx, lw1, tb1, lw2, tb2)
+    build = {
+        "eager_functional": lambda: run_variant(lambda: functional(*args), check, budget),
+        "eager_linear": lambda: run_variant(lambda: linear(*largs), check, budget),
+        "eager_module": lambda: run_variant(lambda: seq(tx), check, budget),
+        "torchscript": torchscript,
+        "mkldnn": mkldnn,
+        "compile_functional": lambda: compiled_form(functional, args, check, budget_timer(budget)),
+        "compile_linear": lambda: compiled_form(linear, largs, check, budget_timer(budget)),
+    }
     with torch.no_grad():
-        out["eager_functional"] = guarded(lambda: run_variant(
-            lambda: F.gelu(tx @ tw1 + tb1) @ tw2 + tb2, check, budget))
-        out["eager_module"] = guarded(lambda: run_variant(lambda: seq(tx), check, budget))
-
-        def torchscript():
-            mod = frozen(seq)
-            return run_variant(lambda: mod(tx), check, budget, warmup=3)
-
-        out["torchscript"] = guarded(torchscript)
-
-        # Last: to_mkldnn replaces the Sequential's children in place.
-        def mkldnn():
-            from torch.utils import mkldnn as mkldnn_utils
-            mod = mkldnn_utils.to_mkldnn(seq)
-            # Dense tensors in and out, as the caller has them: the two
-            # conversions (1 MiB each) are inside the timed call.
-            return run_variant(lambda: mod(tx.to_mkldnn()).to_dense(), check, budget)
-
-        out["mkldnn"] = guarded(mkldnn)
-    ok = [k for k in ("eager_functional", "eager_module", "torchscript", "mkldnn")
-          if "time" in out[k]]
+        for f in forms:
+            out[f] = guarded(build[f])
+    ok = [k for k in forms if "time" in out[k]]
     if ok:
         best = min(ok, key=lambda k: out[k]["time"]["min_s"])
         out["time"], out["variant"] = out[best]["time"], best
@@ -235,10 +298,12 @@ def mlp_issue6(smoke, threads, budget):
     return out
 
 
-def model_rows(smoke, threads, budget):
-    out = {"mlp": guarded(lambda: mlp_issue6(smoke, threads, budget))}
-    out["examples"] = {name: guarded(lambda: example_row(name, smoke, threads, budget))
-                       for name in ("mlp", "transformer", "conv_block")}
+def model_rows(smoke, threads, budget, mlp_forms=MLP_FORMS_PT1,
+               example_forms=("eager", "torchscript")):
+    out = {"mlp": guarded(lambda: mlp_issue6(smoke, threads, budget, mlp_forms))}
+    out["examples"] = {name: guarded(lambda: example_row(name, smoke, threads, budget,
+                                                         example_forms))
+                       for name in ("mlp", "transformer", "conv_block", "gpt2_attention")}
     return out
 
 

@@ -16,6 +16,7 @@ import platform
 import re
 import subprocess
 
+import report_pt2
 import report_rows
 from report_common import gbs, kernels, ms, one, pow2, t, verdict
 
@@ -116,7 +117,9 @@ def build_table(k, p):
         pct = pct_triad(r)
         variant = ""
         if isinstance(peer, dict) and "variant" in peer:
-            variant = ", out=" if peer["variant"] == "time_out" else ", allocating"
+            variant = {"time_out": ", out=", "time_alloc": ", allocating",
+                       "time_out_copy": ", `native_layer_norm.out`: allocates, then copies"}.get(
+                           peer["variant"], "")
         err = f" ({peer['error']})" if isinstance(peer, dict) and "error" in peer else ""
         short = label.split(" (")[0]
         add(f"{short} vs PyTorch", f"{label}, {r['rows']}x{r['cols']} f32: Kiln ({kernels(r)}) "
@@ -205,8 +208,8 @@ def zoo_lines(z):
     head = "| model | inputs (first) | Kiln | eager | speedup vs eager |"
     sep = "|---|---|---|---|---|"
     if has_compile:
-        head += " torch.compile | speedup vs compile |"
-        sep += "---|---|"
+        head += " torch.compile | speedup vs compile | first call: Kiln / torch.compile |"
+        sep += "---|---|---|"
     lines += [head, sep]
     speedups = []
     for r in rows:
@@ -214,7 +217,7 @@ def zoo_lines(z):
         shape = f"{first[0]} {'x'.join(map(str, first[1]))}" if first else ""
         if "error" in r or "wrong" in r:
             why = f"**FAILED**: {r['error']}" if "error" in r else f"**WRONG**: {r['wrong']}"
-            lines.append(f"| {r['model']} | {shape} | {why} | | |" + (" | |" if has_compile else ""))
+            lines.append(f"| {r['model']} | {shape} | {why} | | |" + (" | | |" if has_compile else ""))
             continue
         kb, eb = r["kiln"]["best_us"], r["eager"]["best_us"]
         speedups.append(eb / kb)
@@ -223,9 +226,11 @@ def zoo_lines(z):
         if has_compile:
             if "compile" in r:
                 cb = r["compile"]["best_us"]
-                cells += [f"{cb:.1f} / {r['compile']['median_us']:.1f}", f"{cb / kb:.2f}x"]
+                cells += [f"{cb:.1f} / {r['compile']['median_us']:.1f}", f"{cb / kb:.2f}x",
+                          f"{r.get('kiln_first_call_s', 0):.2f} s / "
+                          f"{r.get('compile_first_call_s', 0):.1f} s"]
             else:
-                cells += [f"not measured: {r.get('compile_error', '?')}", ""]
+                cells += [f"not measured: {r.get('compile_error', '?')}", "", ""]
         lines.append("| " + " | ".join(cells) + " |")
     if speedups:
         geo = 1.0
@@ -237,7 +242,7 @@ def zoo_lines(z):
     return lines
 
 
-def render(k, p, root, title, load_start=None, python_call=None, zoo=None):
+def render(k, p, root, title, load_start=None, python_call=None, zoo=None, pt2=None):
     desc, kernel = machine()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     torch = p.get("torch") or {}
@@ -286,23 +291,32 @@ def render(k, p, root, title, load_start=None, python_call=None, zoo=None):
         wrong.append("torch chain")
     alloc = t(torch.get("alloc_touch"))
     allocating = [name for name, key in (("softmax", "softmax"), ("layer norm", "layer_norm"))
-                  if (torch.get(key) or {}).get("variant") == "time_alloc"]
+                  if (torch.get(key) or {}).get("variant") in ("time_alloc", "time_out_copy")]
     if alloc and allocating:
         verb = "allocate their outputs" if len(allocating) > 1 else "allocates its output"
         lines.append(f"PyTorch {' and '.join(allocating)} {verb} on every call "
-                     f"(no faster `out=` form): allocating and first-touching a fresh "
+                     f"(no faster `out=` form; `native_layer_norm.out` allocates and copies): "
+                     f"allocating and first-touching a fresh "
                      f"{k['softmax']['rows']}x{k['softmax']['cols']} f32 tensor "
                      f"(`torch.empty(...).zero_()`) alone takes {ms(alloc)} on this machine, "
                      "and that cost is inside the PyTorch times above.")
     wrong += new_rows.wrong
     lines += new_rows.notes
-    if new_rows.failed:
-        lines.append("**FAILED** (Kiln raised; not measured): " + "; ".join(new_rows.failed) + ".")
+    failed = list(new_rows.failed)
+    pt2_lines = []
+    if pt2:
+        pt2_lines, pt2_wrong, pt2_failed = report_pt2.section(k, p, pt2)
+        wrong += pt2_wrong
+        failed += pt2_failed
+    if failed:
+        lines.append("**FAILED** (Kiln raised; not measured): " + "; ".join(failed) + ".")
     verdict_text = (f"**WRONG: {', '.join(wrong)}**." if wrong else
                     "all within 1e-5 + 1e-4 |reference| (bandwidth rows) and 1e-4 (|reference| "
                     "+ rms of the checked reference) (contraction and model rows); both sides of "
                     "each contraction and model row computed on the same inputs.")
-    lines.append("Results checked against a double-precision reference: " + verdict_text)
+    lines.append("Results checked against a double-precision reference (PyTorch 2's too): " +
+                 verdict_text)
+    lines += pt2_lines
     if python_call:
         lines += python_call_lines(python_call)
     if zoo:
@@ -320,6 +334,7 @@ def main():
     ap.add_argument("--title", default="Full run (`scripts/bench`)")
     ap.add_argument("--python-call", help="bench/python_call.py's JSON (the Python call table)")
     ap.add_argument("--zoo", help="bench/zoo.py's JSON (the model zoo table)")
+    ap.add_argument("--pt2", help="bench/peers_pt2.py's JSON (the PyTorch 2 table)")
     a = ap.parse_args()
     with open(a.kiln) as fh:
         k = json.load(fh)
@@ -340,7 +355,11 @@ def main():
     if a.zoo and os.path.exists(a.zoo) and os.path.getsize(a.zoo):
         with open(a.zoo) as fh:
             zoo = json.load(fh)
-    text = render(k, p, root, a.title, a.load_start, pc, zoo)
+    pt2 = None
+    if a.pt2 and os.path.exists(a.pt2) and os.path.getsize(a.pt2):
+        with open(a.pt2) as fh:
+            pt2 = json.load(fh)
+    text = render(k, p, root, a.title, a.load_start, pc, zoo, pt2)
     print(text)
     if a.readme:
         with open(a.readme) as fh:

@@ -59,6 +59,20 @@ def main():
     ap.add_argument("--seq", type=int, default=64)
     ap.add_argument("--only", nargs="*", help="model files to run (default: all)")
     a = ap.parse_args()
+    cache = None
+    if a.compile:  # cold compiles, as peers_pt2.py's: a fresh Inductor cache, removed at exit
+        import shutil
+        import tempfile
+        cache = tempfile.mkdtemp(prefix="kiln-zoo-inductor-")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
+    try:
+        return run(a)
+    finally:
+        if cache:
+            shutil.rmtree(cache, ignore_errors=True)
+
+
+def run(a):
     import numpy as np
     import torch
     import kiln
@@ -67,9 +81,14 @@ def main():
     import zoo_inputs
 
     batch_s = 0.05 if a.quick else 0.2
+    if a.compile:  # Inductor's start-up once, not inside the first model's compile time
+        from peers_common import inductor_warm_up
+        out_warm = inductor_warm_up()
     rows = []
     out = {"torch": torch.__version__, "kiln": kiln.__version__, "threads": a.threads,
            "width": a.width, "batch": a.batch, "seq": a.seq, "rows": rows}
+    if a.compile:
+        out["compile_warmup_s"] = out_warm
     cases = zoo_inputs.cases(np.random.default_rng(0), C=a.width, B=a.batch, T=a.seq)
     for name, fn, inputs, rtol, atol in cases:
         if a.only and name not in a.only:

@@ -8,6 +8,7 @@
 // their reasons are checked too.
 #include "api/target.h"
 #include "gemm_test_util.h"
+#include "passes/lower/cpu/gemm.h"
 
 namespace kiln::test {
 namespace {
@@ -262,6 +263,49 @@ TEST(Gemm, ColumnBlockWidthChosenAtRunTime) {
                     {rnd({301, 257}), rnd({257, 1100}, DType::F32, 4)},  // wide, 3 blocks
                     {rnd({7, 3}), rnd({3, 129}, DType::F32, 5)}},        // narrow, 2 blocks
                    300, {"gemm.packed"}, Exec::Llvm, tiny_cache_target());
+}
+
+// A K block longer than 2048 (an L2 of 2 MiB allows KC up to 4096) takes the
+// 12 x 2 micro-tile instead of 6 x 4: fixed sizes with one K block, a linear
+// (bias, weight contiguous along K), f64 and bf16, and symbolic K (one block
+// or two at run time, and K = 0).
+TEST(Gemm, TallTileForALongKBlock) {
+  passes::CpuTarget t = api::host_cpu_target();
+  t.vector_bits = 512, t.vector_registers = 32, t.l2_bytes = 2 << 20, t.l3_bytes = 32 << 20;
+  passes::lower::GemmBlocking b = passes::lower::gemm_blocking(t, DType::F32, 256, 1024, 4096);
+  EXPECT_EQ(b.mr, 12);
+  EXPECT_EQ(b.nr(), 32);
+  EXPECT_EQ(b.kc, 4096);
+  b = passes::lower::gemm_blocking(t, DType::F32, 2048, 2048, 2048);
+  EXPECT_EQ(b.mr, 6);
+  EXPECT_EQ(b.nr(), 64);
+  b = passes::lower::gemm_blocking(t, DType::F64, 256, 1024, 3000);
+  EXPECT_EQ(b.mr, 12);
+  EXPECT_EQ(b.nr(), 16);
+  if (api::host_cpu_target().vector_bits < 512) GTEST_SKIP() << "runs 512-bit tiles";
+  for (DType dt : {DType::F32, DType::F64, DType::BF16}) {
+    Mm m;
+    ir::Value* x = m.input(rnd({25, 2049}, dt));
+    ir::Value* y = m.input(rnd({2049, 33}, dt, 2));
+    m.out(m.g->apply1("matmul", {x, y}));
+    check_algorithms(*m.g, {m.feed}, 2049, {"gemm.packed", "gemm.small"}, Exec::Llvm, t);
+  }
+  Mm l;
+  ir::Value* x = l.input(rnd({13, 2100}));
+  ir::Value* w = l.input(rnd({37, 2100}, DType::F32, 2));
+  ir::Value* bias = l.input(rnd({37}, DType::F32, 3));
+  l.out(l.g->apply1("linear", {x, w, bias}));
+  check_algorithms(*l.g, {l.feed}, 2100, {"gemm.packed", "gemm.small"}, Exec::Llvm, t);
+  Mm s;
+  ir::Value* a = s.g->add_input("a", Type::tensor(DType::F32, {Dim::sym("M"), Dim::sym("K")}));
+  ir::Value* c = s.g->add_input("b", Type::tensor(DType::F32, {Dim::sym("K"), 40}));
+  s.out(s.g->apply1("matmul", {a, c}));
+  check_algorithms(*s.g,
+                   {{rnd({1, 7}), rnd({7, 40}, DType::F32, 2)},
+                    {rnd({30, 2100}), rnd({2100, 40}, DType::F32, 3)},
+                    {rnd({7, 4100}), rnd({4100, 40}, DType::F32, 4)},
+                    {rnd({5, 0}), rnd({0, 40}, DType::F32, 5)}},
+                   4100, {"gemm.packed"}, Exec::Llvm, t);
 }
 
 // --- the loop-IR evaluator runs the same nests ------------------------------------------------

@@ -42,17 +42,27 @@ GemmBlocking gemm_blocking(const CpuTarget& t, DType acc, int64_t M, int64_t N, 
   } else {
     b.mr = 6, b.nv = 2;
   }
-  const int64_t mr = b.mr, nr = b.nr();
   auto round_up = [](int64_t v, int64_t m) { return (v + m - 1) / m * m; };
   // KC: the B micro-panel (kc x nr), reused by every row block of a tile,
   // stays in half of L2. Up to that, K is not split at all (no partial sums
-  // leave the registers); beyond it, into equal blocks.
-  const int64_t kc_max = std::clamp<int64_t>((t.l2_bytes / 2) / (nr * bytes) / 64 * 64, 256, 4096);
+  // leave the registers); beyond it, into equal blocks. So KC follows the L2
+  // size: 2048 with 1 MiB (Zen 5), 4096 with 2 MiB (Emerald Rapids).
+  const int64_t kc_max =
+      std::clamp<int64_t>((t.l2_bytes / 2) / (b.nr() * bytes) / 64 * 64, 256, 4096);
   b.kc = kc_max;
   if (K >= 0) {
     const int64_t blocks = std::max<int64_t>(1, (K + kc_max - 1) / kc_max);
     b.kc = blocks == 1 ? std::max<int64_t>(K, 1) : round_up((K + blocks - 1) / blocks, 16);
   }
+  // A K block longer than 2048 (only an L2 of 2 MiB or more allows one):
+  // 12 x 2 instead of 6 x 4 halves the B micro-panel each micro-row streams
+  // and the bytes read per FMA (12 + 32 floats per k for 24 FMAs, against
+  // 6 + 64). One core of the Xeon, CPU time: 256x4096 -> 1024 linear 17-19 ms
+  // against 20-30 ms, 512x3072 -> 768 17.3-17.8 against 19.5-21; no change at
+  // K <= 2048 (square 512..2048, K = 256/1024 linears), where Zen 5 measured
+  // 6 x 4 ahead of the 2-vector tiles, so shorter K keeps it.
+  if (b.lanes > 1 && t.vector_registers >= 32 && b.kc > 2048) b.mr = 12, b.nv = 2;
+  const int64_t mr = b.mr, nr = b.nr();
   // MC: the A block of a tile (mc x kc), re-read for every micro-panel of B,
   // stays in a third of L2 next to the B micro-panel.
   b.mc = std::clamp<int64_t>((t.l2_bytes / 3) / (b.kc * bytes) / mr * mr, mr, 16 * mr);
@@ -310,7 +320,11 @@ Stmt pack_panel(LowerContext& ctx, const GemmSpec& spec, const Buf& dst, const E
   };
   Stmt s = IfThenElse::make((panel + make_int(1)) * make_int(width) <= extent, version(false),
                             version(true));
-  return vector ? versioned(s, spec) : s;
+  // Versioned on unit strides both ways: a transpose (a linear weight [N, K]
+  // packed into B panels) then reads its kStep elements of a row as one
+  // contiguous run instead of through a stride parameter (the F.linear MLP
+  // 256x1024->4096->1024: 34.8 against 36.4 ms, one core, CPU time).
+  return versioned(s, spec);
 }
 
 // Whether the micro-kernel can broadcast A straight from the operand instead

@@ -50,6 +50,7 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
   int olanes = lanes;
   while (olanes > 1 && olanes / 2 >= spec.Dv) olanes /= 2;
   const int nv_o = int((spec.Dv + olanes - 1) / olanes);
+  const bool whole = spec.Dv % olanes == 0;
   const int nv_s = 2;
   const int64_t NS = int64_t(nv_s) * lanes;  // keys per block
   const int mr = std::clamp((target.vector_registers - 4) / (nv_o + nv_s), 1, 6);
@@ -108,7 +109,10 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
       Expr key = j0 + j;
       Expr in = key < S;
       Expr scored = guard_loads(cast_to(spec.score(bi, row(i), min(key, S - make_int(1))), acc), in);
-      Expr value = Select::make(in, scored, lowest(acc));
+      // Causal: the keys past the query's index are -inf (a compare, not the
+      // mask's values).
+      Expr keep = spec.causal ? (in && key <= i0 + i) : in;
+      Expr value = Select::make(keep, scored, lowest(acc));
       return LetStmt::make(spec.score_var, cast_to(c, spec.score_var.type().dtype),
                            Store::make(pb, slot(i, j), value));
     }));
@@ -151,6 +155,9 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
         simplify(min(make_int(NS), S - j0)),
         [&](const Expr& i, const Expr& jj) { return Load::make(pb, slot(i, jj)); },
         [&](const Expr& e, const Expr& jj) {
+          // Whole vectors (Dv a multiple of the lanes): plain vector loads, no
+          // clamp or mask (which the backend would turn into gathers).
+          if (whole) return cast_to(spec.v(bi, j0 + jj, e), acc);
           return guard_loads(cast_to(spec.v(bi, j0 + jj, min(e, dv - make_int(1))), acc), e < dv);
         }));
     Stmt kbody = LetStmt::make(j0, kb * make_int(NS), Block::make(block));
@@ -161,6 +168,7 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
         [&](const Expr& i, const Expr& e, const Expr& c) {
           Expr value = c / Load::make(lb, i);
           value = simplify(Select::make(S == zero, imm(acc, 0), value));
+          if (whole) return spec.store(bi, i0 + i, e, value);
           return IfThenElse::make(e < dv, spec.store(bi, i0 + i, e, value));
         },
         [&](const Expr& i) { return i0 + i < T; });

@@ -39,7 +39,9 @@ struct AttentionSpec {
   Expr T, S, D;             // queries, keys, the q.k contraction
   int64_t Dv = 0;           // the values' dim (static)
   DType acc = DType::F32;   // f32 or f64: every value of the pattern
-  bool causal = false;      // keys past the query's own index are -inf: skip their blocks
+  bool causal = false;      // keys past the query's own index are -inf: skip their blocks,
+                            // and set the rest of the diagonal block by comparing indices
+                            // (`score` then excludes the causal fill itself)
   std::function<Expr(const Index& b, const Expr& i, const Expr& d)> q;
   std::function<Expr(const Index& b, const Expr& d, const Expr& j)> kt;
   std::function<Expr(const Index& b, const Expr& j, const Expr& e)> v;

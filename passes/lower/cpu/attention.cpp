@@ -54,9 +54,22 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
   const int nv_s = 2;
   const int64_t NS = int64_t(nv_s) * lanes;  // keys per block
   const int mr = std::clamp((target.vector_registers - 4) / (nv_o + nv_s), 1, 6);
-  const int64_t QC = (kQueryRowsPerTask + mr - 1) / mr * mr;
   const Expr T = spec.T, S = spec.S, D = spec.D;
   const Expr zero = make_int(0);
+  // Each task packs the keys its rows read, so larger query blocks pack less
+  // in all (causal, T = 128: one block packs 128 keys, two of 64 pack 64 +
+  // 128); they are taken while the batch still gives every core 4 tasks.
+  int64_t rows_per_task = kQueryRowsPerTask;
+  int64_t nb = 0, nt = 0;
+  if (is_const_int(simplify(product(spec.batch)), &nb) && is_const_int(simplify(T), &nt)) {
+    for (int64_t c : {256, 128}) {
+      if (nb * ((nt + c - 1) / c) >= 4 * int64_t(std::max(1, target.cores))) {
+        rows_per_task = c;
+        break;
+      }
+    }
+  }
+  const int64_t QC = (rows_per_task + mr - 1) / mr * mr;
 
   Expr qblocks = ceil_div(T, QC);
   Expr tasks = simplify(product(spec.batch) * qblocks);
@@ -73,12 +86,18 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
     Expr sp = Var::make(i64_t(), ctx.fresh("sp"));
     Buf kt = ctx.scratch_buf("kt_p", acc);
 
-    // The task's keys, transposed to [d][j] (zeros past kend).
+    // The task's keys, transposed to [d][j], then zeros up to sp (a copy
+    // loop without clamps or guards, and a fill).
     Expr pj = ctx.loop_var("j"), pd = ctx.loop_var("d");
-    Stmt pack = Store::make(
-        kt, pd * sp + pj, guard_loads(cast_to(spec.kt(bi, pd, min(pj, max(kend - make_int(1), zero))), acc),
-                                      pj < kend));
-    pack = For::make(pj, zero, sp, ForKind::Serial, For::make(pd, zero, D, ForKind::Serial, pack));
+    Expr zj = ctx.loop_var("j"), zd = ctx.loop_var("d");
+    Stmt pack = Block::make({
+        For::make(pj, zero, kend, ForKind::Serial,
+                  For::make(pd, zero, D, ForKind::Serial,
+                            Store::make(kt, pd * sp + pj, cast_to(spec.kt(bi, pd, pj), acc)))),
+        For::make(zd, zero, D, ForKind::Serial,
+                  For::make(zj, kend, sp - kend, ForKind::Serial,
+                            Store::make(kt, zd * sp + zj, imm(acc, 0)))),
+    });
 
     // One block of mr query rows.
     Expr ir = ctx.loop_var("ir");

@@ -7,7 +7,8 @@
 // transposed head views of a QKV projection are not copied).
 //
 // The nest (f32 on AVX-512: MR = 4 query rows, NS = 32 keys a block):
-//   for (task over batch x blocks of QC query rows) parallel {
+//   for (task over batch x blocks of QC query rows) parallel {   // QC: 64, or 128 / 256
+//                                         // while every core still gets 4 tasks
 //     allocate kt_p[D * SP] in heap           // the task's keys, [d][j]: vector loads along j
 //     for (micro-rows of MR queries) {
 //       O[MR, Dv] = 0, m[MR] = -inf, l[MR] = 0                  // registers / stack

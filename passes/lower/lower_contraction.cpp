@@ -8,6 +8,7 @@
 
 #include "ir/loop/simplify.h"
 #include "passes/lower/lower_internal.h"
+#include "passes/schedule/schedule.h"
 
 namespace kiln::passes::lower {
 namespace {
@@ -65,6 +66,25 @@ Taps reachable_taps(int64_t k, int64_t stride, int64_t d, int64_t pad, const Exp
   return {int64_t(first), int64_t(last - first)};
 }
 
+// Whether every reachable tap of every output reads inside the input (static
+// sizes), with at most 4 taps (each tap's select reads the running max
+// twice, so the expression doubles per tap): then no tap needs a bounds test.
+bool taps_inside(const PoolAttrs& p, const Taps& th, const Taps& tw, const Expr& H, const Expr& W,
+                 const Expr& OH, const Expr& OW) {
+  int64_t h = 0, w = 0, oh = 0, ow = 0;
+  if (!is_const_int(H, &h) || !is_const_int(W, &w) || !is_const_int(OH, &oh) ||
+      !is_const_int(OW, &ow) || oh <= 0 || ow <= 0 || th.count * tw.count > 4 ||
+      th.count <= 0 || tw.count <= 0) {
+    return false;
+  }
+  auto inside = [](int64_t o, int64_t s, int64_t pad, int64_t d, const Taps& t, int64_t n) {
+    const int64_t lo = -pad + t.first * d;
+    const int64_t hi = (o - 1) * s - pad + (t.first + t.count - 1) * d;
+    return lo >= 0 && hi < n;
+  };
+  return inside(oh, p.sh, p.ph, p.dh, th, h) && inside(ow, p.sw, p.pw, p.dw, tw, w);
+}
+
 Stmt lower_max_pool(NodeLowering& n, const std::vector<OutBuf>& outs) {
   const Operand& x = n.in(0);
   PoolAttrs p = pool_attrs(n.attrs(), true);
@@ -73,6 +93,34 @@ Stmt lower_max_pool(NodeLowering& n, const std::vector<OutBuf>& outs) {
   Expr H = x.dims[r - 2], W = x.dims[r - 1];
   const Taps th = reachable_taps(p.kh, p.sh, p.dh, p.ph, H, outs[0].dims[r - 2]);
   const Taps tw = reachable_taps(p.kw, p.sw, p.dw, p.pw, W, outs[0].dims[r - 1]);
+  if (taps_inside(p, th, tw, H, W, outs[0].dims[r - 2], outs[0].dims[r - 1])) {
+    // Every tap of every window inside the input (no padding reached): the
+    // window as one expression, no branches, so the nest vectorizes along
+    // the output's columns (a 2x2 pool: stride-2 vector loads).
+    Stmt nest = loop_nest(n.ctx, outs[0].dims, [&](const Index& o) {
+      Expr best = lowest(acc_t);
+      for (int64_t ky = th.first; ky < th.first + th.count; ++ky) {
+        for (int64_t kx = tw.first; kx < tw.first + tw.count; ++kx) {
+          Index xi(o.begin(), o.end() - 2);
+          xi.push_back(simplify(o[r - 2] * make_int(p.sh) + make_int(ky * p.dh - p.ph)));
+          xi.push_back(simplify(o[r - 1] * make_int(p.sw) + make_int(kx * p.dw - p.pw)));
+          Expr v = cast_to(x.at(xi), acc_t);
+          // NaN propagates, as in the loop below.
+          best = Select::make(v > best || is_nan(v), v, best);
+        }
+      }
+      return store_at(outs[0], o, best);
+    });
+    // The innermost loop (the output's columns) as vectors when its extent
+    // is a constant of at most 32 (two AVX-512 vectors of f32: wider ones,
+    // 63 lanes x 9 taps, took LLVM a minute to compile).
+    const For* inner = nullptr;
+    for (const Stmt* st = &nest; const auto* f = st->as<For>(); st = &f->body) inner = f;
+    int64_t extent = 0;
+    if (!inner || !is_const_int(inner->extent, &extent) || extent > 32) return nest;
+    const std::string& var = inner->var.as<Var>()->name;
+    return why_not_vectorize(nest, var) ? nest : vectorize(nest, var);
+  }
   return loop_nest(n.ctx, outs[0].dims, [&](const Index& o) {
     Expr oh = o[r - 2], ow = o[r - 1];
     Scratch best = make_scratch(n.ctx, "best", acc_t);

@@ -549,14 +549,18 @@ void GroupLowering::lower_attention(const ir::Node& n, const OpLowering& l) {
   values_[sv] = tensor_operand(
       dt, dims, [ph](const Index&) { return ph; }, sv->type());
   const LoweringTable& table = lowering_table();
-  for (const ir::Node* c : m.chain) {
+  // A causal fill (the last op) is the kernel's own compare of the key and
+  // query indices (AttentionSpec::causal): its mask is not evaluated.
+  const size_t ops = m.chain.size() - (m.causal ? 1 : 0);
+  for (size_t ci = 0; ci < ops; ++ci) {
+    const ir::Node* c = m.chain[ci];
     NodeLowering cl{*c, {}, ctx_};
     for (const ir::Value* in : c->inputs()) cl.inputs.push_back(operand_for(in));
     std::vector<Operand> co = table.at(c->op()).pointwise(cl);
     KILN_INTERNAL_CHECK(co.size() == 1 && co[0].is_tensor(), c->op() << ": attention score op");
     values_[c->output()] = co[0];
   }
-  Operand score = values_[m.chain.empty() ? sv : m.chain.back()->output()];
+  Operand score = values_[ops == 0 ? sv : m.chain[ops - 1]->output()];
   const int64_t dv = n.input(1)->type().tensor_type().dims.back().value;
   lower_root(n, attention_root(q, kt, nl.in(1), ph, score, dims, dv, m.causal), nl,
              epilogue_of(n, l));

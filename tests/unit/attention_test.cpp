@@ -53,6 +53,13 @@ def heads(x: Tensor, w: Tensor, n: int) -> Tensor:
     y = torch.softmax(s, dim=-1) @ v
     return y.transpose(1, 2).reshape(b, t, c) * 2.0 + 1.0
 
+def nanogpt(q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+    t = q.size(-2)
+    att = (q @ k.transpose(-2, -1)) * (1.0 / (float(k.size(-1)) ** 0.5))
+    bias = torch.tril(torch.ones(t, t)).view(1, 1, t, t)
+    att = att.masked_fill(bias[:, :, :t, :t] == 0, float('-inf'))
+    return torch.softmax(att, dim=-1) @ v
+
 def wrong_dim(q: Tensor, k: Tensor, v: Tensor) -> Tensor:
     s = q @ k.transpose(-2, -1)
     return torch.softmax(s, dim=-2) @ v
@@ -149,6 +156,24 @@ TEST(Attention, QueriesAndKeysOfDifferentLengths) {
                               randn({2, 4, S, 24}, DType::F32)};
     EXPECT_TRUE(fused(check("sdpa", in, kQKV)));
     EXPECT_TRUE(fused(check("sdpa_causal", in, kQKV)));
+  }
+}
+
+// nanoGPT's mask, `tril(ones(t, t)) == 0`, is causal: the kernel compares
+// indices instead of evaluating it. Values' dims that fill whole vectors (64)
+// and that do not (24, 7), batch 1.
+TEST(Attention, NanoGptTrilMaskAndValueDims) {
+  for (int64_t T : {1, 7, 129}) {
+    for (int64_t Dv : {7, 24, 64}) {
+      SCOPED_TRACE("T=" + std::to_string(T) + " Dv=" + std::to_string(Dv));
+      std::vector<Tensor> in = {randn({1, 3, T, 64}, DType::F32), randn({1, 3, T, 64}, DType::F32),
+                                randn({1, 3, T, Dv}, DType::F32)};
+      std::string e = check("nanogpt", in, kQKV);
+      EXPECT_TRUE(fused(e)) << e;
+      EXPECT_NE(e.find("causal mask: key blocks above the diagonal skipped"), std::string::npos)
+          << e;
+      EXPECT_TRUE(fused(check("written", in, kQKV)));
+    }
   }
 }
 

@@ -50,12 +50,26 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
   int olanes = lanes;
   while (olanes > 1 && olanes / 2 >= spec.Dv) olanes /= 2;
   const int nv_o = int((spec.Dv + olanes - 1) / olanes);
+  const bool whole = spec.Dv % olanes == 0;
   const int nv_s = 2;
   const int64_t NS = int64_t(nv_s) * lanes;  // keys per block
   const int mr = std::clamp((target.vector_registers - 4) / (nv_o + nv_s), 1, 6);
-  const int64_t QC = (kQueryRowsPerTask + mr - 1) / mr * mr;
   const Expr T = spec.T, S = spec.S, D = spec.D;
   const Expr zero = make_int(0);
+  // Each task packs the keys its rows read, so larger query blocks pack less
+  // in all (causal, T = 128: one block packs 128 keys, two of 64 pack 64 +
+  // 128); they are taken while the batch still gives every core 4 tasks.
+  int64_t rows_per_task = kQueryRowsPerTask;
+  int64_t nb = 0, nt = 0;
+  if (is_const_int(simplify(product(spec.batch)), &nb) && is_const_int(simplify(T), &nt)) {
+    for (int64_t c : {256, 128}) {
+      if (nb * ((nt + c - 1) / c) >= 4 * int64_t(std::max(1, target.cores))) {
+        rows_per_task = c;
+        break;
+      }
+    }
+  }
+  const int64_t QC = (rows_per_task + mr - 1) / mr * mr;
 
   Expr qblocks = ceil_div(T, QC);
   Expr tasks = simplify(product(spec.batch) * qblocks);
@@ -72,12 +86,18 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
     Expr sp = Var::make(i64_t(), ctx.fresh("sp"));
     Buf kt = ctx.scratch_buf("kt_p", acc);
 
-    // The task's keys, transposed to [d][j] (zeros past kend).
+    // The task's keys, transposed to [d][j], then zeros up to sp (a copy
+    // loop without clamps or guards, and a fill).
     Expr pj = ctx.loop_var("j"), pd = ctx.loop_var("d");
-    Stmt pack = Store::make(
-        kt, pd * sp + pj, guard_loads(cast_to(spec.kt(bi, pd, min(pj, max(kend - make_int(1), zero))), acc),
-                                      pj < kend));
-    pack = For::make(pj, zero, sp, ForKind::Serial, For::make(pd, zero, D, ForKind::Serial, pack));
+    Expr zj = ctx.loop_var("j"), zd = ctx.loop_var("d");
+    Stmt pack = Block::make({
+        For::make(pj, zero, kend, ForKind::Serial,
+                  For::make(pd, zero, D, ForKind::Serial,
+                            Store::make(kt, pd * sp + pj, cast_to(spec.kt(bi, pd, pj), acc)))),
+        For::make(zd, zero, D, ForKind::Serial,
+                  For::make(zj, kend, sp - kend, ForKind::Serial,
+                            Store::make(kt, zd * sp + zj, imm(acc, 0)))),
+    });
 
     // One block of mr query rows.
     Expr ir = ctx.loop_var("ir");
@@ -108,7 +128,10 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
       Expr key = j0 + j;
       Expr in = key < S;
       Expr scored = guard_loads(cast_to(spec.score(bi, row(i), min(key, S - make_int(1))), acc), in);
-      Expr value = Select::make(in, scored, lowest(acc));
+      // Causal: the keys past the query's index are -inf (a compare, not the
+      // mask's values).
+      Expr keep = spec.causal ? (in && key <= i0 + i) : in;
+      Expr value = Select::make(keep, scored, lowest(acc));
       return LetStmt::make(spec.score_var, cast_to(c, spec.score_var.type().dtype),
                            Store::make(pb, slot(i, j), value));
     }));
@@ -151,6 +174,9 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
         simplify(min(make_int(NS), S - j0)),
         [&](const Expr& i, const Expr& jj) { return Load::make(pb, slot(i, jj)); },
         [&](const Expr& e, const Expr& jj) {
+          // Whole vectors (Dv a multiple of the lanes): plain vector loads, no
+          // clamp or mask (which the backend would turn into gathers).
+          if (whole) return cast_to(spec.v(bi, j0 + jj, e), acc);
           return guard_loads(cast_to(spec.v(bi, j0 + jj, min(e, dv - make_int(1))), acc), e < dv);
         }));
     Stmt kbody = LetStmt::make(j0, kb * make_int(NS), Block::make(block));
@@ -161,6 +187,7 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
         [&](const Expr& i, const Expr& e, const Expr& c) {
           Expr value = c / Load::make(lb, i);
           value = simplify(Select::make(S == zero, imm(acc, 0), value));
+          if (whole) return spec.store(bi, i0 + i, e, value);
           return IfThenElse::make(e < dv, spec.store(bi, i0 + i, e, value));
         },
         [&](const Expr& i) { return i0 + i < T; });

@@ -7,7 +7,8 @@
 // transposed head views of a QKV projection are not copied).
 //
 // The nest (f32 on AVX-512: MR = 4 query rows, NS = 32 keys a block):
-//   for (task over batch x blocks of QC query rows) parallel {
+//   for (task over batch x blocks of QC query rows) parallel {   // QC: 64, or 128 / 256
+//                                         // while every core still gets 4 tasks
 //     allocate kt_p[D * SP] in heap           // the task's keys, [d][j]: vector loads along j
 //     for (micro-rows of MR queries) {
 //       O[MR, Dv] = 0, m[MR] = -inf, l[MR] = 0                  // registers / stack
@@ -39,7 +40,9 @@ struct AttentionSpec {
   Expr T, S, D;             // queries, keys, the q.k contraction
   int64_t Dv = 0;           // the values' dim (static)
   DType acc = DType::F32;   // f32 or f64: every value of the pattern
-  bool causal = false;      // keys past the query's own index are -inf: skip their blocks
+  bool causal = false;      // keys past the query's own index are -inf: skip their blocks,
+                            // and set the rest of the diagonal block by comparing indices
+                            // (`score` then excludes the causal fill itself)
   std::function<Expr(const Index& b, const Expr& i, const Expr& d)> q;
   std::function<Expr(const Index& b, const Expr& d, const Expr& j)> kt;
   std::function<Expr(const Index& b, const Expr& j, const Expr& e)> v;

@@ -242,6 +242,10 @@ std::unique_ptr<runtime::Executable> build_executable(const ir::Graph& g,
                                                     << " computed inside the graph; only scalar"
                                                        " inputs and constants are supported");
           break;
+        case passes::ScalarRole::Offset:
+          r.kind = runtime::ScalarRecipe::Kind::Constant;
+          r.value = p.offset;
+          break;
       }
       launch.scalars.push_back(r);
     }

@@ -697,11 +697,12 @@ std::vector<loop::Kernel> lower_groups(const ir::Graph& g, const std::vector<Ker
                                        const LowerOptions& options,
                                        std::vector<KernelPlan>* plans) {
   std::vector<loop::Kernel> kernels;
+  const GraphLowerInfo info(g);  // once: each group then costs its own size
   for (size_t k = 0; k < groups.size(); ++k) {
     LowerOptions o = options;
     if (!groups[k].algorithm.name.empty()) o.algorithm = groups[k].algorithm.name;
     LoweredKernel lk =
-        lower_group(g, groups[k].nodes, kernel_name(g, k, groups[k]), o, groups[k].recomputed);
+        lower_group(info, groups[k].nodes, kernel_name(g, k, groups[k]), o, groups[k].recomputed);
     kernels.push_back(std::move(lk.kernel));
     if (plans) plans->push_back(std::move(lk.plan));
   }

@@ -196,6 +196,8 @@ void Executable::finalize() {
                               "launch " << l.name << " scalar input " << r.index);
           host_reads_input_[size_t(r.index)] = true;  // the host packs its value
           break;
+        case ScalarRecipe::Kind::Constant:
+          break;
       }
     }
   }
@@ -557,6 +559,9 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs, Executabl
           case ScalarRecipe::Kind::InputValue:
             scalars.push_back(pack_value(slot_values[size_t(r.index)], r.dtype));
             break;
+          case ScalarRecipe::Kind::Constant:
+            scalars.push_back(r.value);
+            break;
         }
       }
       if (timing) timing->begin_ns = now_ns();
@@ -688,6 +693,9 @@ std::string Executable::describe() const {
           break;
         case ScalarRecipe::Kind::InputValue:
           os << "value(input " << s.index << " as " << dtype_name(s.dtype) << ")";
+          break;
+        case ScalarRecipe::Kind::Constant:
+          os << s.value;
           break;
       }
     }

@@ -112,11 +112,13 @@ struct ScalarRecipe {
     Symbol,      // the value of symbol slot `index`
     Stride,      // the stride (elements) of dim `dim` of the kernel's buffer argument `index`
     InputValue,  // the value of scalar input `index`, packed as `dtype`
+    Constant,    // `value` (a start index the kernel takes as an argument)
   };
   Kind kind = Kind::Symbol;
   int index = 0;
   int dim = 0;
   DType dtype = DType::I64;  // InputValue: integers as is, f64 bit-cast, f32 in the low bits
+  int64_t value = 0;         // Constant
 };
 
 // A buffer slot: a graph input, a constant, a buffer the plan allocates, or

@@ -151,6 +151,16 @@ Expr LowerContext::scalar_param(const ir::Value* v, const std::string& name, DTy
   return p.var;
 }
 
+Expr LowerContext::start_index(const ir::Node& n, const std::string& name, int64_t value) {
+  if (!offset_nodes_.count(&n)) return make_int(value);
+  ScalarParam p;
+  p.var = Var::make(i64_t(), unique_buffer_name(name));
+  p.role = ScalarRole::Offset;
+  p.offset = value;
+  scalars_.push_back(p);
+  return p.var;
+}
+
 // --- index math --------------------------------------------------------------------------
 
 Expr product(const std::vector<Expr>& dims) {

@@ -5,8 +5,10 @@
 #include "passes/lower/lower_graph.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
+#include <utility>
 
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
@@ -99,17 +101,28 @@ Operand buffer_operand(LowerContext& ctx, int index, const ir::Type& type) {
 
 class GroupLowering {
  public:
-  GroupLowering(const ir::Graph& g, std::span<const ir::Node* const> nodes,
+  GroupLowering(const GraphLowerInfo& info, std::span<const ir::Node* const> nodes,
                 std::span<const ir::Node* const> recomputed, const LowerOptions& o)
-      : g_(g), nodes_(nodes.begin(), nodes.end()), ctx_(o), names_(g) {
+      : info_(info), g_(info.graph()), nodes_(nodes.begin(), nodes.end()), ctx_(o),
+        names_(info.names()) {
     in_group_.insert(nodes.begin(), nodes.end());
     recomputed_.insert(recomputed.begin(), recomputed.end());
     in_group_.insert(recomputed.begin(), recomputed.end());
-    // Lowering order: graph order over both lists.
-    for (const auto& n : g.nodes()) {
-      if (in_group_.count(n.get())) order_.push_back(n.get());
-      for (const ir::Value* v : n->inputs()) users_[v].push_back(n.get());
+    // Starts that become arguments: those of a family with one member here.
+    std::unordered_map<int, int> members;
+    for (const ir::Node* n : in_group_) {
+      if (int f = info.offset_family(n); f >= 0) ++members[f];
     }
+    std::set<const ir::Node*> offsets;
+    for (const ir::Node* n : in_group_) {
+      if (int f = info.offset_family(n); f >= 0 && members[f] == 1) offsets.insert(n);
+    }
+    ctx_.set_offset_arguments(std::move(offsets));
+    // Lowering order: graph order over both lists.
+    order_.assign(in_group_.begin(), in_group_.end());
+    std::sort(order_.begin(), order_.end(), [&](const ir::Node* a, const ir::Node* b) {
+      return info.position(a) < info.position(b);
+    });
   }
 
   LoweredKernel run(const std::string& name);
@@ -117,11 +130,10 @@ class GroupLowering {
  private:
   bool escapes(const ir::Value* v) const {
     if (v->producer() && recomputed_.count(v->producer())) return false;
-    const auto& outs = g_.outputs();
-    if (std::find(outs.begin(), outs.end(), v) != outs.end()) return true;
-    auto it = users_.find(v);
-    if (it == users_.end() || it->second.empty()) return true;
-    for (const ir::Node* u : it->second) {
+    if (info_.is_output(v)) return true;
+    const std::vector<const ir::Node*>& users = info_.users(v);
+    if (users.empty()) return true;
+    for (const ir::Node* u : users) {
       if (!in_group_.count(u)) return true;
     }
     return false;
@@ -130,11 +142,9 @@ class GroupLowering {
   // In-group readers of v, each counted once, or twice when it is a root that
   // passes over its operand several times.
   int inline_uses(const ir::Value* v) const {
-    auto it = users_.find(v);
-    if (it == users_.end()) return 0;
     int uses = 0;
     const LoweringTable& table = lowering_table();
-    for (const ir::Node* u : it->second) {
+    for (const ir::Node* u : info_.users(v)) {
       if (!in_group_.count(u)) continue;
       auto l = table.find(u->op());
       bool root = l != table.end() && !l->second.pointwise;
@@ -204,13 +214,13 @@ class GroupLowering {
   void lower_attention(const ir::Node& n, const OpLowering& l);
   LoweredKernel finish(const std::string& name);
 
+  const GraphLowerInfo& info_;
   const ir::Graph& g_;
   std::vector<const ir::Node*> nodes_;  // the group's own nodes (graph order)
   std::vector<const ir::Node*> order_;  // own and recomputed nodes, graph order
   LowerContext ctx_;
-  ir::ValueNames names_;
+  const ir::ValueNames& names_;
   std::set<const ir::Node*> in_group_, recomputed_, done_;
-  std::unordered_map<const ir::Value*, std::vector<const ir::Node*>> users_;
   std::unordered_map<const ir::Value*, Operand> values_;
   std::vector<Stmt> stmts_;
   std::optional<AttentionMatch> attention_;  // the group is one fused attention
@@ -364,7 +374,7 @@ void GroupLowering::lower_root(const ir::Node& n, const RootFn& root, NodeLoweri
   std::vector<Stored> stored;
   for (const ir::Value* w : chain) {
     bool needed = escapes(w);
-    for (const ir::Node* u : users_[w]) needed = needed || (in_group_.count(u) && !fused.count(u));
+    for (const ir::Node* u : info_.users(w)) needed = needed || (in_group_.count(u) && !fused.count(u));
     if (!needed) continue;
     int idx = 0;
     OutBuf ob = value_buffer(w, &idx);
@@ -578,17 +588,98 @@ LoweredKernel GroupLowering::run(const std::string& name) {
 }  // namespace
 }  // namespace lower
 
-LoweredKernel lower_group(const ir::Graph& g, std::span<const ir::Node* const> nodes,
+namespace {
+
+// The key of a select/slice that tells its siblings apart only by the start:
+// the input, the op, the dim, the step and the output type.
+struct StartKey {
+  const ir::Value* input;
+  std::string rest;
+  bool operator==(const StartKey& o) const { return input == o.input && rest == o.rest; }
+};
+struct StartKeyHash {
+  size_t operator()(const StartKey& k) const {
+    return std::hash<const void*>()(k.input) ^ std::hash<std::string>()(k.rest);
+  }
+};
+
+// The start of select/slice `n` along a static dim, normalised as lowering
+// does; nullopt when it is not one (a symbolic dim, another op).
+std::optional<std::pair<StartKey, int64_t>> static_start(const ir::Node& n) {
+  const bool select = n.op() == "select";
+  if ((!select && n.op() != "slice") || n.inputs().size() != 1 || n.num_outputs() != 1) {
+    return std::nullopt;
+  }
+  const ir::Value* x = n.input(0);
+  if (!x->type().is_tensor() || !n.output()->type().is_tensor()) return std::nullopt;
+  const ir::Dims& dims = x->type().tensor_type().dims;
+  const int64_t rank = int64_t(dims.size());
+  int64_t d = n.attrs().get_int("dim");
+  if (d < 0) d += rank;
+  if (d < 0 || d >= rank || !dims[size_t(d)].is_static()) return std::nullopt;
+  const int64_t size = dims[size_t(d)].value;
+  int64_t start = n.attrs().get_int(select ? "index" : "start");
+  if (start < 0) start += size;
+  if (select && (start < 0 || start >= size)) return std::nullopt;
+  start = std::clamp<int64_t>(start, 0, size);
+  std::string rest = n.op() + "/" + std::to_string(d) + "/" + n.output()->type().str();
+  if (!select) rest += "/" + std::to_string(n.attrs().get_int("step"));
+  return std::make_pair(StartKey{x, rest}, start);
+}
+
+}  // namespace
+
+GraphLowerInfo::GraphLowerInfo(const ir::Graph& g) : g_(g), names_(g) {
+  std::unordered_map<StartKey, std::vector<std::pair<const ir::Node*, int64_t>>, StartKeyHash>
+      starts;
+  size_t at = 0;
+  for (const auto& n : g.nodes()) {
+    position_[n.get()] = at++;
+    for (const ir::Value* v : n->inputs()) users_[v].push_back(n.get());
+    if (auto s = static_start(*n)) starts[s->first].push_back({n.get(), s->second});
+  }
+  outputs_.insert(g.outputs().begin(), g.outputs().end());
+  int family = 0;
+  for (const auto& n : g.nodes()) {
+    auto s = static_start(*n);
+    if (!s) continue;
+    auto it = starts.find(s->first);
+    if (it == starts.end()) continue;  // its family was numbered already
+    bool differ = false;
+    for (const auto& [m, start] : it->second) differ = differ || start != it->second.front().second;
+    if (differ) {
+      for (const auto& [m, start] : it->second) offset_args_[m] = family;
+      ++family;
+    }
+    starts.erase(it);
+  }
+}
+
+const std::vector<const ir::Node*>& GraphLowerInfo::users(const ir::Value* v) const {
+  static const std::vector<const ir::Node*> none;
+  auto it = users_.find(v);
+  return it == users_.end() ? none : it->second;
+}
+
+LoweredKernel lower_group(const GraphLowerInfo& info, std::span<const ir::Node* const> nodes,
                           const std::string& name, const LowerOptions& options,
                           std::span<const ir::Node* const> recomputed) {
   KILN_USER_CHECK(!nodes.empty(), "lower: kernel " << name << " has no nodes");
-  lower::GroupLowering gl(g, nodes, recomputed, options);
+  lower::GroupLowering gl(info, nodes, recomputed, options);
   return gl.run(name);
+}
+
+LoweredKernel lower_group(const ir::Graph& g, std::span<const ir::Node* const> nodes,
+                          const std::string& name, const LowerOptions& options,
+                          std::span<const ir::Node* const> recomputed) {
+  GraphLowerInfo info(g);
+  return lower_group(info, nodes, name, options, recomputed);
 }
 
 std::vector<loop::Kernel> lower_graph(const ir::Graph& g, const LowerOptions& options,
                                       std::vector<KernelPlan>* plans) {
   std::vector<loop::Kernel> kernels;
+  const GraphLowerInfo info(g);
   const auto& outs = g.outputs();
   for (const auto& n : g.nodes()) {
     // Constants are folded into their users; one returned by the graph gets a
@@ -603,7 +694,7 @@ std::vector<loop::Kernel> lower_graph(const ir::Graph& g, const LowerOptions& op
     for (char& c : name) {
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
     }
-    LoweredKernel k = lower_group(g, std::span<const ir::Node* const>(&node, 1), name, options);
+    LoweredKernel k = lower_group(info, std::span<const ir::Node* const>(&node, 1), name, options);
     kernels.push_back(std::move(k.kernel));
     if (plans) plans->push_back(std::move(k.plan));
   }

@@ -13,6 +13,8 @@
 
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/graph.h"
@@ -57,6 +59,7 @@ enum class ScalarRole : uint8_t {
   SymbolicDim,  // the run-time size of `symbol`
   Stride,       // the stride (in elements) of dim `dim` of buffers[buffer]
   Value,        // a scalar graph value (int -> i64, float -> f64, bool)
+  Offset,       // a start index known at compile time (`offset`), passed as an argument
 };
 
 // One scalar parameter (same position as in Kernel::scalars).
@@ -67,6 +70,7 @@ struct ScalarParam {
   int buffer = -1;                   // Stride
   int dim = -1;                      // Stride
   const ir::Value* value = nullptr;  // Value
+  int64_t offset = 0;                // Offset
 };
 
 // What an executable needs to allocate buffers and launch one kernel.
@@ -81,6 +85,45 @@ struct KernelPlan {
 struct LoweredKernel {
   loop::Kernel kernel;
   KernelPlan plan;
+};
+
+// What lowering any group of a graph needs to know about the whole graph,
+// computed once per graph: value names, each value's readers, node positions,
+// the graph's outputs, and which select/slice nodes take their start index as
+// a kernel argument. lower_groups shares one across its groups, so lowering
+// N groups costs O(graph + sum of group sizes), not O(N * graph).
+//
+// Offset arguments: a select or slice whose input has several select/slice
+// readers that differ only in the start index (input.unbind(0) read by each
+// step of an unrolled loop, x[t] per time step) reads that start as an i64
+// scalar parameter (ScalarRole::Offset) instead of an immediate, so the
+// kernels of the steps have identical code and are generated once (the
+// executable passes each launch its own value). A lone select keeps its
+// immediate, and so do siblings lowered into one kernel (horizontal fusion
+// of slices: nothing to share). Only starts along a static dim are arguments.
+class GraphLowerInfo {
+ public:
+  explicit GraphLowerInfo(const ir::Graph& g);
+  const ir::Graph& graph() const { return g_; }
+  const ir::ValueNames& names() const { return names_; }
+  // The nodes reading `v` (a node reading it twice is listed twice).
+  const std::vector<const ir::Node*>& users(const ir::Value* v) const;
+  size_t position(const ir::Node* n) const { return position_.at(n); }
+  bool is_output(const ir::Value* v) const { return outputs_.count(v) > 0; }
+  // The family of select/slice node `n` whose siblings differ only in the
+  // start (a start it may take as an Offset argument), or -1.
+  int offset_family(const ir::Node* n) const {
+    auto it = offset_args_.find(n);
+    return it == offset_args_.end() ? -1 : it->second;
+  }
+
+ private:
+  const ir::Graph& g_;
+  ir::ValueNames names_;
+  std::unordered_map<const ir::Value*, std::vector<const ir::Node*>> users_;
+  std::unordered_map<const ir::Node*, size_t> position_;
+  std::unordered_set<const ir::Value*> outputs_;
+  std::unordered_map<const ir::Node*, int> offset_args_;
 };
 
 // Lowers a group of nodes of `g` (in graph order) into one kernel named `name`.
@@ -101,6 +144,10 @@ struct LoweredKernel {
 // places, or re-read by a multi-pass root, is stored once instead and read
 // back.
 LoweredKernel lower_group(const ir::Graph& g, std::span<const ir::Node* const> nodes,
+                          const std::string& name, const LowerOptions& options = {},
+                          std::span<const ir::Node* const> recomputed = {});
+// The same with the graph's facts computed once by the caller (`info` of `g`).
+LoweredKernel lower_group(const GraphLowerInfo& info, std::span<const ir::Node* const> nodes,
                           const std::string& name, const LowerOptions& options = {},
                           std::span<const ir::Node* const> recomputed = {});
 

@@ -69,6 +69,11 @@ class LowerContext {
   int add_constant(const Tensor& t, const std::string& name);
   Expr stride_param(int buffer, int dim);
   Expr scalar_param(const ir::Value* v, const std::string& name, DType dtype);
+  // The start index `value` of a select/slice: an immediate, or an i64
+  // Offset parameter named after `name` when the node is one of the offset
+  // arguments (GraphLowerInfo: siblings that differ only in the start).
+  Expr start_index(const ir::Node& n, const std::string& name, int64_t value);
+  void set_offset_arguments(std::set<const ir::Node*> nodes) { offset_nodes_ = std::move(nodes); }
 
   std::vector<BufferParam>& buffers() { return buffers_; }
   std::vector<ScalarParam>& scalars() { return scalars_; }
@@ -78,6 +83,7 @@ class LowerContext {
   // Whether a buffer or scalar parameter has this name.
   bool taken(const std::string& name) const;
   const LowerOptions& options_;
+  std::set<const ir::Node*> offset_nodes_;  // start_index makes arguments of these
   std::map<std::string, int> counters_;
   std::set<std::string> scratch_names_;  // handed out by scratch_buf()
   std::vector<BufferParam> buffers_;

@@ -153,9 +153,11 @@ std::vector<Operand> lower_slice(NodeLowering& n) {
     if (start < 0) start += size;
     start = std::clamp<int64_t>(start, 0, size);
   }
-  return remap(n, [d, start, step](const Index& idx) {
+  // An argument when sibling slices differ only in it (GraphLowerInfo).
+  Expr first = n.ctx.start_index(n.node, "start", start);
+  return remap(n, [d, first, step](const Index& idx) {
     Index in = idx;
-    in[d] = simplify(make_int(start) + idx[d] * make_int(step));
+    in[d] = simplify(first + idx[d] * make_int(step));
     return in;
   });
 }
@@ -163,8 +165,13 @@ std::vector<Operand> lower_slice(NodeLowering& n) {
 std::vector<Operand> lower_select(NodeLowering& n) {
   const Operand& x = n.in(0);
   const size_t d = size_t(wrap_dim(n.attrs().get_int("dim"), x.rank()));
-  int64_t index = n.attrs().get_int("index");
+  int64_t index = n.attrs().get_int("index"), size = 0;
   Expr at = index < 0 ? simplify(x.dims[d] + make_int(index)) : make_int(index);
+  // An argument when sibling selects differ only in it (input.unbind(0) read
+  // by each step of an unrolled loop): the steps' kernels then share code.
+  if (is_const_int(x.dims[d], &size) && index < size && index >= -size) {
+    at = n.ctx.start_index(n.node, "index", index < 0 ? index + size : index);
+  }
   return remap(n, [d, at](const Index& idx) {
     Index in = idx;
     in.insert(in.begin() + ptrdiff_t(d), at);

@@ -65,6 +65,8 @@ inline Launch bind_launch(const ir::Graph& g, const passes::KernelPlan& plan,
       l.scalars.push_back(syms.at(s.symbol));
     } else if (s.role == passes::ScalarRole::Stride) {
       l.scalars.push_back(l.buffers[size_t(s.buffer)].stride(s.dim));
+    } else if (s.role == passes::ScalarRole::Offset) {
+      l.scalars.push_back(s.offset);
     } else {
       ADD_FAILURE() << "scalar graph values are not used by these tests";
       l.scalars.push_back(0);

@@ -87,6 +87,9 @@ inline std::vector<Tensor> run_kernels(const ir::Graph& g, const std::vector<loo
                                             : t.get_int(std::vector<int64_t>{}));
           break;
         }
+        case passes::ScalarRole::Offset:
+          scalars.push_back(s.offset);
+          break;
       }
     }
     if (runner) {

@@ -526,6 +526,9 @@ llvm::Value* Emitter::emit_call(const loop::Call* op) {
     }
     return b_.CreateSelect(ok, args[0], llvm::Constant::getNullValue(args[0]->getType()));
   }
+  // A streaming-store mark the store did not take (vectorize broadcast its
+  // scalar value): the value.
+  if (op->name == "stream") return args[0];
   return emit_math_call(b_, op->name, args, dtypes, op->type);
 }
 

@@ -186,8 +186,7 @@ void Emitter::emit_kernel(const loop::Kernel& kernel) {
   b_.SetInsertPoint(state_.entry);
   begin_status(checks ? body->getArg(body->arg_size() - 1) : nullptr);
   emit(kernel.body);
-  flush_status();
-  b_.CreateRetVoid();
+  end_function();
 }
 
 void Emitter::emit(const Stmt& s) {
@@ -355,14 +354,50 @@ void Emitter::emit_parallel(const loop::For* op) {
   llvm::Value* begin = body->getArg(0);
   llvm::Value* end = body->getArg(1);
   emit_serial_loop(name, b_.CreateAdd(inner_min, begin), b_.CreateSub(end, begin), op->body, false);
-  flush_status();
-  b_.CreateRetVoid();
+  end_function();
   state_ = std::move(saved);
   b_.restoreIP(saved_ip);
 
   llvm::Function* pf = declare_c_function(kParallelForSymbol, b_.getVoidTy(),
                                           {b_.getPtrTy(), b_.getPtrTy(), i64, i64});
   b_.CreateCall(pf, {chunk, closure, extent, b_.getInt64(1)});
+}
+
+void Emitter::end_function() {
+  if (state_.streamed) b_.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
+  flush_status();
+  b_.CreateRetVoid();
+}
+
+// Non-temporal when `big` holds and the address is a multiple of the vector's
+// size (x86's streaming stores fault otherwise), a plain store else. The
+// branch is loop-invariant but for the address, which a dense row keeps.
+void Emitter::emit_stream_store(llvm::Value* value, llvm::Value* ptr, llvm::Align align,
+                                llvm::Value* big) {
+  const llvm::DataLayout& dl = module_.getDataLayout();
+  uint64_t bytes = dl.getTypeStoreSize(value->getType()).getFixedValue();
+  if (bytes < 16 || bytes > 64 || (bytes & (bytes - 1)) != 0) {
+    b_.CreateAlignedStore(value, ptr, align);
+    return;
+  }
+  llvm::Value* addr = b_.CreatePtrToInt(ptr, b_.getInt64Ty());
+  llvm::Value* aligned =
+      b_.CreateICmpEQ(b_.CreateAnd(addr, b_.getInt64(int64_t(bytes - 1))), b_.getInt64(0));
+  llvm::Value* go = b_.CreateAnd(aligned, big);
+  auto* nt_bb = llvm::BasicBlock::Create(ctx_, "ntstore", state_.function);
+  auto* plain_bb = llvm::BasicBlock::Create(ctx_, "store", state_.function);
+  auto* done_bb = llvm::BasicBlock::Create(ctx_, "store.done", state_.function);
+  b_.CreateCondBr(go, nt_bb, plain_bb);
+  b_.SetInsertPoint(nt_bb);
+  llvm::StoreInst* st = b_.CreateAlignedStore(value, ptr, llvm::Align(bytes));
+  st->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                  llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+  b_.CreateBr(done_bb);
+  b_.SetInsertPoint(plain_bb);
+  b_.CreateAlignedStore(value, ptr, align);
+  b_.CreateBr(done_bb);
+  b_.SetInsertPoint(done_bb);
+  state_.streamed = true;
 }
 
 void Emitter::emit_store(const loop::Store* op) {
@@ -372,7 +407,16 @@ void Emitter::emit_store(const loop::Store* op) {
   // The predicate first: the value's zero-divisor checks ignore masked-off lanes.
   llvm::Value* mask = op->predicate.defined() ? emit(op->predicate) : nullptr;
   store_mask_ = mask;
-  llvm::Value* value = to_memory(emit(op->value), dt);
+  // A streaming-store mark (mark_stream_stores) only matters to a dense,
+  // unmasked vector store; elsewhere it is the value.
+  Expr stored = op->value;
+  Expr big;
+  const loop::Call* c = stored.as<loop::Call>();
+  if (c && c->name == "stream" && c->args.size() == 2) {
+    stored = c->args[0];
+    big = c->args[1];
+  }
+  llvm::Value* value = to_memory(emit(stored), dt);
   store_mask_ = nullptr;
   if (lanes == 1) {
     llvm::Value* ptr = element_ptr(op->buf, emit(op->index));
@@ -394,6 +438,8 @@ void Emitter::emit_store(const loop::Store* op) {
     llvm::Value* ptr = element_ptr(op->buf, emit(*base));
     if (mask) {
       b_.CreateMaskedStore(value, ptr, align, mask);
+    } else if (big.defined()) {
+      emit_stream_store(value, ptr, align, emit(big));
     } else {
       b_.CreateAlignedStore(value, ptr, align);
     }

@@ -28,6 +28,9 @@ class Emitter {
     // divisions, and this function's bits, ORed into it once at its end.
     llvm::Value* status = nullptr;
     llvm::AllocaInst* status_bits = nullptr;
+    // Some store of this function may be non-temporal: it ends with a fence,
+    // so the weakly ordered stores are visible before the pool's join.
+    bool streamed = false;
   };
 
   // --- expressions (emit_expr.cpp)
@@ -69,6 +72,9 @@ class Emitter {
   void emit_serial_loop(const std::string& var, llvm::Value* min, llvm::Value* extent,
                         const loop::Stmt& body, bool vectorize_hint);
   void emit_parallel(const loop::For* op);
+  // A dense store of a `stream(value, big)` value (mark_stream_stores).
+  void emit_stream_store(llvm::Value* value, llvm::Value* ptr, llvm::Align align, llvm::Value* big);
+  void end_function();  // the fence streamed stores need, the status bits, ret
   void emit_store(const loop::Store* op);
   void emit_allocate(const loop::Allocate* op);
   void emit_if(const loop::IfThenElse* op);

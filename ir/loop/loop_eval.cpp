@@ -458,6 +458,8 @@ Val Evaluator::eval_warp_reduce(const Call* op, BinOp combine) {
 
 Val Evaluator::eval_call(const Call* op) {
   if (std::optional<BinOp> w = warp_reduce_op(op->name)) return eval_warp_reduce(op, *w);
+  // A streaming-store hint (passes/schedule/stream_stores.cpp): the value itself.
+  if (op->name == "stream" && !op->args.empty()) return eval(op->args[0]);
   std::vector<Val> args;
   for (const Expr& a : op->args) args.push_back(eval(a));
   KILN_INTERNAL_CHECK(!args.empty(), "loop_eval: call " << op->name << " without arguments");

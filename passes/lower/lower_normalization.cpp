@@ -55,7 +55,26 @@ RootFn softmax(bool log) {
     if (!is_col.empty()) is_col[size_t(wrap_dim(n.attrs().get_int("dim"), x.rank()))] = true;
     auto value = [&](const Index& i) { return cast_to(cast_to(x.at(i), out), acc_t); };
     const bool in_place = !log && out == acc_t;
+    // A row along the innermost dim of at most 32 KiB keeps exp(x - max) in a
+    // stack row instead of the output: the output is then written once, by
+    // the last pass, which a large softmax writes with streaming stores
+    // (docs/schedules.md) without first reading each line for the stores of
+    // the exp pass. The stack row stays in L1 (48 KiB on Emerald Rapids and
+    // Zen 5). CPU only: GPU schedules map rows their own way.
+    int64_t row_len = 0;
+    const bool row_buffer = in_place && n.ctx.options().target.is_cpu() && !is_col.empty() &&
+                            is_col.back() &&
+                            is_const_int(x.dims.back(), &row_len) && row_len > 0 &&
+                            row_len * int64_t(dtype_size(acc_t)) <= (32 << 10);
     return rows(n.ctx, x.dims, is_col, [&](const FullIndex& full, const std::vector<Expr>& cols) {
+      Buf e_row = row_buffer ? make_buf(n.ctx.fresh("e_row"), acc_t) : Buf();
+      auto put_e = [&](const Index& c, const Expr& e) {
+        return row_buffer ? Store::make(e_row, c[0], e) : store_at(outs[0], full(c), e);
+      };
+      auto get_e = [&](const Index& c) {
+        return row_buffer ? Load::make(e_row, c[0])
+                          : Load::make(outs[0].buf, flat_index(full(c), outs[0].dims));
+      };
       Scratch mx = make_scratch(n.ctx, "acc", acc_t), sum = make_scratch(n.ctx, "acc", acc_t);
       Expr row_max = Var::make({acc_t, 1}, n.ctx.fresh("max"));
       Expr scale = Var::make({acc_t, 1}, n.ctx.fresh(log ? "log_sum" : "inv_sum"));
@@ -69,13 +88,12 @@ RootFn softmax(bool log) {
             Expr ev = Var::make({acc_t, 1}, n.ctx.fresh("e"));
             return LetStmt::make(
                 ev, e,
-                Block::make({store_at(outs[0], full(c), ev), into[0].store(into[0].load() + ev)}));
+                Block::make({put_e(c, ev), into[0].store(into[0].load() + ev)}));
           },
           "c");
       Stmt write = over(n.ctx, cols, [&](const Index& c) {
         if (in_place) {
-          Expr y = Load::make(outs[0].buf, flat_index(full(c), outs[0].dims));
-          return store_at(outs[0], full(c), y * scale);
+          return store_at(outs[0], full(c), get_e(c) * scale);
         }
         Expr shifted = value(full(c)) - row_max;
         Expr y = log ? shifted - scale : call("exp", {shifted}) * scale;
@@ -84,8 +102,10 @@ RootFn softmax(bool log) {
       Expr scale_value = log ? call("log", {sum.load()}) : imm(acc_t, 1) / sum.load();
       Stmt after_max = Block::make(
           {sum.store(imm(acc_t, 0)), add_exp, LetStmt::make(scale, scale_value, write)});
-      return allocate({mx, sum}, Block::make({mx.store(lowest(acc_t)), find_max,
-                                              LetStmt::make(row_max, mx.load(), after_max)}));
+      Stmt row = allocate({mx, sum}, Block::make({mx.store(lowest(acc_t)), find_max,
+                                                  LetStmt::make(row_max, mx.load(), after_max)}));
+      if (!row_buffer) return row;
+      return Allocate::make(e_row, make_int(row_len), MemoryScope::Stack, row);
     });
   };
 }

@@ -361,7 +361,10 @@ Kernel default_schedule(const Kernel& k, ir::OpCategory category, const Schedule
   }
   std::vector<std::pair<std::string, int64_t>> guesses;
   if (target.vector_width > 1) guesses = schedule_detail::unit_stride_guesses(k);
-  for (Stmt& p : parts) {
+  for (size_t i = 0; i < parts.size(); ++i) {
+    Stmt& p = parts[i];
+    std::vector<Stmt> later(parts.begin() + long(i) + 1, parts.end());
+    p = mark_stream_stores(p, k.buffers, later, target.stream_store_bytes);
     std::vector<std::pair<std::string, int64_t>> used;
     for (const auto& g : guesses) {
       if (uses_var(p, g.first)) used.push_back(g);

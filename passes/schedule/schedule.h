@@ -184,7 +184,24 @@ struct ScheduleTarget {
   // The least work (stored elements) one parallel task gets: outer loops with
   // less per iteration are blocked so that waking a thread pays off.
   int64_t parallel_grain = 32768;
+  // Stores that write a kernel buffer for the last time are marked
+  // `stream(value, big)` (mark_stream_stores) when the kernel writes at least
+  // this many bytes through them; 0 never marks.
+  int64_t stream_store_bytes = 0;
 };
+
+// Streaming stores: each Store of `s` to one of `kernel_buffers` that no later
+// statement of `s`, none of `later` (the kernel's statements after `s`) and
+// nothing in a loop around the store reads back (a later trip could), and
+// whose loops have extents independent of the loops around them, gets the
+// value `stream(value, big)`, big = (bytes these stores write >= min_bytes)
+// over the kernel's parameters (folded to a constant when known; constant
+// false marks nothing). The CPU backend writes a dense, unmasked vector store
+// of such a value with a non-temporal store when big holds and the address is
+// aligned to the vector; everything else ignores the mark (the loop evaluator
+// returns the value).
+loop::Stmt mark_stream_stores(const loop::Stmt& s, const std::vector<loop::Buf>& kernel_buffers,
+                              const std::vector<loop::Stmt>& later, int64_t min_bytes);
 
 // The schedule a lowered kernel gets unless a tuned one replaces it (see
 // docs/schedules.md for the nests it produces):

@@ -377,5 +377,65 @@ TEST(Schedule, DefaultScheduleBlocksShortRows) {
   }
 }
 
+// mark_stream_stores marks the stores that write a kernel buffer for the last
+// time: the exp pass of a softmax-like row (read back by the next pass), a
+// buffer a later statement reads and one a loop around the store reads (an
+// accumulation) keep plain stores; scratch is never marked; the size
+// condition is folded when the extents are known.
+TEST(Schedule, StreamStoresMarkOnlyLastWrites) {
+  Buf x = make_buf("x", DType::F32), y = make_buf("y", DType::F32), z = make_buf("z", DType::F32);
+  Buf w = make_buf("w", DType::F32);
+  Expr i = var("i"), c = var("c"), n = var("n");
+  Expr at = i * make_int(64) + c;
+  auto row = [&](const Stmt& body) {
+    return For::make(c, make_int(0), make_int(64), ForKind::Serial, body);
+  };
+  Stmt nest = For::make(
+      i, make_int(0), n, ForKind::Serial,
+      Block::make({row(Store::make(y, at, Load::make(x, at))),
+                   row(Store::make(w, at, Load::make(y, at) * f32(2))),
+                   row(Store::make(z, at, Load::make(x, at)))}));
+  Stmt later = Store::make(x, make_int(0), Load::make(z, make_int(0)));
+  Stmt m = mark_stream_stores(nest, {x, y, z, w}, {later}, 1 << 20);
+  EXPECT_EQ(to_string(m),
+            "for (i, 0, n) {\n"
+            "  for (c, 0, 64) {\n"
+            "    y[((i * 64) + c)] = x[((i * 64) + c)]\n"
+            "  }\n"
+            "  for (c, 0, 64) {\n"
+            "    w[((i * 64) + c)] = stream((y[((i * 64) + c)] * 2.0f), "
+            "(((max(n, 0) * 64) * 4) >= 1048576))\n"
+            "  }\n"
+            "  for (c, 0, 64) {\n"
+            "    z[((i * 64) + c)] = x[((i * 64) + c)]\n"
+            "  }\n"
+            "}\n");
+  // Known sizes fold the condition: below the threshold nothing changes.
+  Stmt small = substitute(nest, "n", make_int(16));
+  EXPECT_TRUE(mark_stream_stores(small, {x, y, z, w}, {later}, 1 << 20).same_as(small));
+  Stmt large =
+      mark_stream_stores(substitute(nest, "n", make_int(4096)), {x, y, z, w}, {}, 1 << 20);
+  EXPECT_NE(to_string(large).find("z[((i * 64) + c)] = stream(x[((i * 64) + c)], true)"),
+            std::string::npos)
+      << to_string(large);
+  // Not a kernel buffer, or a threshold of 0: no marks.
+  EXPECT_TRUE(mark_stream_stores(nest, {x}, {}, 1 << 20).same_as(nest));
+  EXPECT_TRUE(mark_stream_stores(nest, {x, y, z, w}, {}, 0).same_as(nest));
+  // y[c] += x[k * 64 + c] over k: each trip reads what the last one stored.
+  Stmt acc = For::make(
+      var("k"), make_int(0), make_int(1 << 20), ForKind::Serial,
+      row(Store::make(y, c, Load::make(y, c) + Load::make(x, var("k") * make_int(64) + c))));
+  EXPECT_TRUE(mark_stream_stores(acc, {x, y}, {}, 1).same_as(acc));
+  // The marked nest computes what the plain one does.
+  for (int64_t rows : {0, 3}) {
+    Tensor in = random_tensor({rows * 64}, DType::F32, 9);
+    std::vector<Tensor> a, b;
+    for (int t = 0; t < 6; ++t) (t < 3 ? a : b).push_back(Tensor::zeros({rows * 64}, DType::F32));
+    eval_stmt(nest, {{x, in}, {y, a[0]}, {z, a[1]}, {w, a[2]}}, {{"n", rows}});
+    eval_stmt(m, {{x, in}, {y, b[0]}, {z, b[1]}, {w, b[2]}}, {{"n", rows}});
+    for (int t = 0; t < 3; ++t) EXPECT_TRUE(a[size_t(t)].equal(b[size_t(t)])) << rows << " " << t;
+  }
+}
+
 }  // namespace
 }  // namespace kiln::passes

@@ -175,6 +175,32 @@ class Section:
                             "n/a" if ratio is None else f"{ratio:.2f}x the second's time",
                             "<= 1.1x", verdict(ratio, 1.1, False)))
 
+    def compile_rows(self):
+        """Acceptance 4: cold compiles of deep models (kiln_bench's compile_models group),
+        judged by their median like every compile latency."""
+        cm = self.k.get("compile_models") or {}
+        if "error" in cm:
+            self.r.failed.append(f"compile_models: {cm['error']}")
+            return
+        layer = t(cm.get("transformer_1"), "cold")
+        rows = (("transformer_1", "one transformer layer", "<= 250 ms", 0.25, None),
+                ("transformer_12", "12 identical transformer layers", "<= 2.5x one layer", 2.5,
+                 layer),
+                ("lstm_128", "tests/models/lstm.py unrolled over 128 steps", "<= 3 s", 3.0, None))
+        for key, label, target, limit, base in rows:
+            d = cm.get(key)
+            x = t(d, "cold")
+            value = None
+            if x is not None and not (base is None and key == "transformer_12"):
+                value = x[1] / base[1] if base else x[1]
+            if value is None:
+                result = "n/a"
+            else:
+                result = f"{value:.2f}x one layer" if base else one(x, 1) + " (median)"
+            self.kk.append((f"{key} cold compile", f"cold compile (disk cache off, in-memory cache "
+                            f"cleared) of {label}: {(d or {}).get('kernels', '?')} kernels",
+                            ms(x), "—", result, target, verdict(value, limit, False)))
+
 
 def section(k, p, p2):
     """(lines, wrong, failed) of the PyTorch 2 section."""
@@ -184,6 +210,7 @@ def section(k, p, p2):
     s.conv()
     s.models()
     s.kernel_rows()
+    s.compile_rows()
     torch = p2.get("torch") or {}
     warm = p2.get("compile_warmup_s")
     lines = ["", f"PyTorch {torch.get('version', '?')} (PyPI; `bench/peers_pt2.py`, "
@@ -199,7 +226,8 @@ def section(k, p, p2):
              "compile: Kiln / torch.compile | speedup vs faster | target | met |",
              "|---|---|---|---|---|---|---|---|"]
     lines += ["| " + " | ".join(r[1:]) + " |" for r in s.rows]
-    lines += ["", "Kernel against kernel (acceptance 2) and Kiln's rewrites (acceptance 3):", "",
+    lines += ["", "Kernel against kernel (acceptance 2), Kiln's rewrites (acceptance 3) and "
+              "deep models' cold compiles (acceptance 4):", "",
               "| row | Kiln (best / median) | peer (best / median) | result | target | met |",
               "|---|---|---|---|---|---|"]
     lines += ["| " + " | ".join(r[1:]) + " |" for r in s.kk]

@@ -42,26 +42,31 @@ LoopPass loop_simplify() {
 
 }  // namespace
 
+ScheduleTarget cpu_schedule_target(const LoopPipelineOptions& o) {
+  ScheduleTarget st;
+  st.parallel = o.parallel;
+  // Vector loops as wide as the machine's f32 registers (16 lanes with
+  // AVX-512: the elementwise chain runs ~1.8x faster than at 8 on Zen 5).
+  st.vector_width = std::max(4, o.target.cpu.lanes(4));
+  // Outputs at least as large as the last-level cache the kernel's cores
+  // can count on are written with streaming stores: the L3, but no more
+  // than 16 MiB per core used (a server part's L3 is shared with cores
+  // and tenants beyond this process: ~5 MiB per core on Emerald Rapids,
+  // 4 on Zen 5). Such an output is read back from DRAM anyway, and a
+  // normal store first reads each line it writes (a third of a
+  // streaming kernel's traffic).
+  const int64_t per_core = int64_t(16) << 20;
+  st.stream_store_bytes =
+      std::min<int64_t>(o.target.cpu.l3_bytes, per_core * std::max(1, o.target.cpu.cores));
+  return st;
+}
+
 std::vector<LoopPass> loop_pipeline(const LoopPipelineOptions& o) {
   std::vector<LoopPass> passes;
   switch (o.target.kind) {
     case TargetKind::CPU: {
       if (o.schedule) {
-        ScheduleTarget st;
-        st.parallel = o.parallel;
-        // Vector loops as wide as the machine's f32 registers (16 lanes with
-        // AVX-512: the elementwise chain runs ~1.8x faster than at 8 on Zen 5).
-        st.vector_width = std::max(4, o.target.cpu.lanes(4));
-        // Outputs at least as large as the last-level cache the kernel's cores
-        // can count on are written with streaming stores: the L3, but no more
-        // than 16 MiB per core used (a server part's L3 is shared with cores
-        // and tenants beyond this process: ~5 MiB per core on Emerald Rapids,
-        // 4 on Zen 5). Such an output is read back from DRAM anyway, and a
-        // normal store first reads each line it writes (a third of a
-        // streaming kernel's traffic).
-        const int64_t per_core = int64_t(16) << 20;
-        st.stream_store_bytes =
-            std::min<int64_t>(o.target.cpu.l3_bytes, per_core * std::max(1, o.target.cpu.cores));
+        const ScheduleTarget st = cpu_schedule_target(o);
         passes.push_back(per_kernel(
             "default-schedule",
             [st](const loop::Kernel& k, ir::OpCategory c) { return default_schedule(k, c, st); }));

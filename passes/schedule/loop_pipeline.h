@@ -23,6 +23,7 @@
 #include "ir/op_registry.h"
 #include "passes/pass_runner.h"
 #include "passes/schedule/gpu_schedule.h"
+#include "passes/schedule/schedule.h"
 #include "passes/target.h"
 
 namespace kiln::passes {
@@ -44,6 +45,9 @@ using LoopPass = Pass<LoopProgram>;
 
 // The passes for `options.target`'s kind, in order.
 std::vector<LoopPass> loop_pipeline(const LoopPipelineOptions& options);
+// The ScheduleTarget the CPU pipeline's default-schedule pass uses for
+// `options` (vector width, parallelism, the streaming-store threshold).
+ScheduleTarget cpu_schedule_target(const LoopPipelineOptions& options);
 // Every loop pass name of every target kind (for --print-after).
 std::vector<std::string> loop_pass_names();
 // How the runner prints (kernels as `kiln dump --stage=loops-scheduled` does)

@@ -95,8 +95,8 @@ TEST(LoopPipeline, OneListPerTargetKind) {
 TEST(LoopPipeline, CpuPipelineIsTheDefaultScheduleThenSimplify) {
   LoopProgram p{{scale_kernel()}, {ir::OpCategory::Elementwise}};
   run_loop_pipeline(p, cpu_options());
-  ScheduleTarget st;
-  st.vector_width = std::max(4, CpuTarget{}.lanes(4));
+  const ScheduleTarget st = cpu_schedule_target(cpu_options());
+  EXPECT_EQ(st.vector_width, std::max(4, CpuTarget{}.lanes(4)));
   Kernel want = default_schedule(scale_kernel(), ir::OpCategory::Elementwise, st);
   want.body = simplify(want.body);
   EXPECT_EQ(to_string(p.kernels[0]), to_string(want));

@@ -100,10 +100,13 @@ class MathEmitter {
     double ln2_hi = f64_ ? 6.93147180369123816490e-01 : 0.693359375;
     double ln2_lo = f64_ ? 1.90821492927058770002e-10 : -2.12194440e-4;
     // Clamp so 2^n stays representable in two factors; beyond it the result is
-    // inf or 0 anyway.
+    // inf or 0 anyway. The floor sits where the first factor's exponent field
+    // is 0 (n1 = -bias), so lanes at it (-inf, masked softmax rows) multiply
+    // by +0 and never underflow: an underflowing multiply takes a microcode
+    // assist on Intel cores, ~8x the cost of the whole exp.
     Value* xc = b_.CreateBinaryIntrinsic(
         llvm::Intrinsic::minnum,
-        b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, c(f64_ ? -746.0 : -104.0)),
+        b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, c(f64_ ? -1418.0 : -175.5)),
         c(f64_ ? 710.0 : 89.0));
     Value* n = un(llvm::Intrinsic::roundeven, mul(xc, c(1.4426950408889634)));
     Value* r = sub(sub(xc, mul(n, c(ln2_hi))), mul(n, c(ln2_lo)));
@@ -208,9 +211,11 @@ class MathEmitter {
       series.push_back((n % 2 ? -1.0 : 1.0) * M_2_SQRTPI / (std::tgamma(n + 1.0) * (2 * n + 1)));
     }
     Value* small = mul(x, horner(a2, series));
-    // 1 <= |x| < 4: 1 - exp(-x^2) * erfcx(|x|).
-    Value* t = div(sub(a, c(2.5)), c(1.5));
-    Value* erfc = mul(exp(b_.CreateFNeg(a2)), horner(t, kErfcxCoeffs));
+    // 1 <= |x| < 4: 1 - exp(-x^2) * erfcx(|x|). Lanes past 4 (selected below)
+    // compute at 4, so exp(-x^2) never underflows (see exp).
+    Value* a4 = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a, c(4));
+    Value* t = div(sub(a4, c(2.5)), c(1.5));
+    Value* erfc = mul(exp(b_.CreateFNeg(mul(a4, a4))), horner(t, kErfcxCoeffs));
     Value* mid = copysign(sub(c(1), erfc), x);
     Value* r = sel(b_.CreateFCmpOLT(a, c(4)), mid, copysign(c(1), x));
     r = sel(b_.CreateFCmpOLT(a, c(1)), small, r);
@@ -223,11 +228,14 @@ class MathEmitter {
   Value* erf_f32(Value* x) {
     Value* a = un(llvm::Intrinsic::fabs, x);
     Value* small = fmla(x, horner(mul(x, x), kErfSmallF32), x);
-    Value* hi = mul(a, a);
-    Value* lo = b_.CreateIntrinsic(llvm::Intrinsic::fma, {fty_}, {a, a, b_.CreateFNeg(hi)});
+    // Lanes past 4 (selected below) compute at 4: exp(-x^2) must not
+    // underflow (see exp).
+    Value* a4 = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a, c(4));
+    Value* hi = mul(a4, a4);
+    Value* lo = b_.CreateIntrinsic(llvm::Intrinsic::fma, {fty_}, {a4, a4, b_.CreateFNeg(hi)});
     Value* e = exp(b_.CreateFNeg(hi));
     e = fmla(b_.CreateFNeg(e), lo, e);  // exp(-hi - lo) ~ exp(-hi) (1 - lo)
-    Value* t = mul(sub(a, c(2.5)), c(float(2.0 / 3.0)));
+    Value* t = mul(sub(a4, c(2.5)), c(float(2.0 / 3.0)));
     Value* mid = copysign(sub(c(1), mul(e, horner(t, kErfcxF32))), x);
     Value* r = sel(b_.CreateFCmpOLT(a, c(4)), mid, copysign(c(1), x));
     r = sel(b_.CreateFCmpOLT(a, c(1)), small, r);

@@ -392,5 +392,46 @@ TEST(VectorMath, IsNanFmaAndIntegerAbs) {
   EXPECT_EQ(iat.data<int32_t>()[3], 2147483647);
 }
 
+// exp's tail below the normal range: denormal results stay accurate, results
+// that round to 0 are +0 (-inf included), through the clamp that keeps lanes
+// at the floor from underflowing. erf past 4 is +-1 in f32 (those lanes
+// compute at 4 for the same reason) and libm's in f64. Speed is the bench's
+// business; this checks that the values did not move.
+TEST(VectorMath, ExpUnderflowTailAndErfTail) {
+  auto be = make_llvm_backend();
+  for (DType t : {DType::F32, DType::F64}) {
+    const bool f32 = t == DType::F32;
+    const double min_sub =
+        f32 ? std::numeric_limits<float>::denorm_min() : std::numeric_limits<double>::denorm_min();
+    std::vector<double> xs;
+    const double lo = f32 ? -200.0 : -1600.0, hi = f32 ? -80.0 : -700.0;
+    for (double x = hi; x >= lo; x -= (hi - lo) / 997) xs.push_back(f32 ? double(float(x)) : x);
+    for (double x : std::vector<double>{f32 ? -175.5 : -1418.0, f32 ? -104.0 : -746.0, -1e30,
+                                        -double(INFINITY)}) {
+      xs.push_back(x);
+    }
+    for (int lanes : {1, 8}) {
+      std::vector<double> got = run_call(*be, "exp", t, lanes, xs, xs, false);
+      for (size_t k = 0; k < xs.size(); ++k) {
+        const double want = f32 ? double(std::exp(float(xs[k]))) : std::exp(xs[k]);
+        const std::string what = std::string(dtype_name(t)) + " x" + std::to_string(lanes) +
+                                 " exp(" + std::to_string(xs[k]) + ")";
+        if (want == 0) {
+          EXPECT_EQ(got[k], 0.0) << what;
+          EXPECT_FALSE(std::signbit(got[k])) << what;
+        } else {
+          EXPECT_LE(std::fabs(got[k] - want), std::max(4e-7 * want, 2 * min_sub)) << what;
+        }
+      }
+      std::vector<double> ex = {4.0, 4.5, 9.5, 10.5, 13.0, 30.0, 1e10, -5.0, -12.0, -1e30};
+      std::vector<double> erf = run_call(*be, "erf", t, lanes, ex, ex, false);
+      for (size_t k = 0; k < ex.size(); ++k) {
+        const double want = f32 ? double(std::erf(float(ex[k]))) : std::erf(ex[k]);
+        EXPECT_NEAR(erf[k], want, 4e-16) << dtype_name(t) << " x" << lanes << " erf(" << ex[k] << ")";
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::codegen

@@ -238,14 +238,18 @@ MachinePeaks load_or_measure_machine_peaks(double load_now) {
     if (std::optional<std::string> payload = disk.load(key, key_text)) {
       std::optional<MachinePeaks> p = parse_machine_peaks(*payload);
       std::string why = p ? describe_problem(*p, unit, threads) : "not a machine-peaks record";
-      if (why.empty()) {
+      // A record an earlier Kiln wrote (format 1 had no load) is replaced
+      // without a warning: nothing is wrong with it, it is just old.
+      const bool older_format = !p && payload->rfind("kiln-machine-peaks ", 0) == 0 &&
+                                payload->rfind(kRecordHeader, 0) != 0;
+      if (p && why.empty()) {
         p->source = "cache";
         // Peaks measured while others used the cores come out low; once the
         // machine is clearly quieter, measure again and keep the better of
         // the two.
         if (!remeasure_when_quieter(p->load, load_now)) return *p;
         cached = p;
-      } else {
+      } else if (!older_format) {
         std::fprintf(stderr, "kiln: warning: machine-peaks cache entry %s is corrupt (%s); measuring again\n",
                      disk.entry_path(key).c_str(), why.c_str());
       }

@@ -258,6 +258,27 @@ TEST(MachinePeaks, ABadRecordIsMeasuredAgainAndReplaced) {
   EXPECT_EQ(read.bandwidth_gbs, 12.5);
 }
 
+// A record an earlier Kiln wrote (format 1, without the load) is replaced
+// quietly; junk still warns that the entry is corrupt.
+TEST(MachinePeaks, AnOlderFormatIsReplacedWithoutAWarning) {
+  TempDir dir;
+  ScopedEnv cache_dir("KILN_CACHE_DIR", dir.path().c_str());
+  ScopedEnv cache_on("KILN_CACHE", nullptr);
+  runtime::MachinePeaks good = runtime::load_or_measure_machine_peaks(kLoad);
+  runtime::DiskCache disk(dir.path() + "/machine", "test");
+  const std::string v1 = "kiln-machine-peaks 1\nbandwidth_gbs 4.3\nfma_gflops 91.4\nthreads " +
+                         std::to_string(good.threads) + "\nisa " + good.isa + "\n";
+  ASSERT_TRUE(disk.store(runtime::machine_peaks_key(), runtime::machine_peaks_key_text(), v1));
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(runtime::load_or_measure_machine_peaks(kLoad).source, "measured");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(runtime::load_or_measure_machine_peaks(kLoad).source, "cache");  // replaced
+  ASSERT_TRUE(disk.store(runtime::machine_peaks_key(), runtime::machine_peaks_key_text(), "junk"));
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(runtime::load_or_measure_machine_peaks(kLoad).source, "measured");
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("is corrupt"), std::string::npos);
+}
+
 TEST(MachinePeaks, CacheOffMeasuresEveryTime) {
   TempDir dir;
   ScopedEnv cache_dir("KILN_CACHE_DIR", dir.path().c_str());

@@ -17,6 +17,7 @@
 #include "runtime/disk_cache.h"
 #include "runtime/kernel_cache.h"
 #include "cache_test_util.h"
+#include "kernel_cache_fixture.h"
 
 namespace kiln::test {
 namespace {
@@ -133,18 +134,7 @@ TEST(CanonicalCode, DistinctKernelsGroupCopies) {
   EXPECT_NE(compile_detail::kernel_key(code, o, ""), compile_detail::kernel_key(code, o, "gemm"));
 }
 
-class CompileDedup : public ::testing::Test {
- protected:
-  void SetUp() override {
-    runtime::KernelCache::global().clear();
-    runtime::DiskCache::global().reset_stats();
-  }
-  void TearDown() override { runtime::KernelCache::global().clear(); }
-
-  TempDir dir_;
-  ScopedEnv cache_dir_{"KILN_CACHE_DIR", dir_.path().c_str()};
-  ScopedEnv cache_on_{"KILN_CACHE", nullptr};
-};
+class CompileDedup : public FreshCachesTest {};
 
 TEST_F(CompileDedup, IdenticalLayersShareOneCompiledKernel) {
   for (int64_t rows : {1, 7, 33}) {

@@ -17,6 +17,7 @@
 #include "runtime/disk_cache.h"
 #include "runtime/kernel_cache.h"
 #include "cache_test_util.h"
+#include "kernel_cache_fixture.h"
 
 namespace kiln::test {
 namespace {
@@ -92,18 +93,7 @@ void expect_close(const Tensor& got, const Tensor& want) {
   }
 }
 
-class OffsetArgs : public ::testing::Test {
- protected:
-  void SetUp() override {
-    runtime::KernelCache::global().clear();
-    runtime::DiskCache::global().reset_stats();
-  }
-  void TearDown() override { runtime::KernelCache::global().clear(); }
-
-  TempDir dir_;
-  ScopedEnv cache_dir_{"KILN_CACHE_DIR", dir_.path().c_str()};
-  ScopedEnv cache_on_{"KILN_CACHE", nullptr};
-};
+class OffsetArgs : public FreshCachesTest {};
 
 TEST_F(OffsetArgs, UnrolledStepsShareOneCodeAndAgreeWithTheInterpreter) {
   CompileOptions o;

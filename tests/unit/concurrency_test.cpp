@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cache_test_util.h"
+#include "kernel_cache_fixture.h"
 #include "ir/graph.h"
 #include "ir/interpreter.h"
 #include "kiln/compile.h"
@@ -158,18 +159,7 @@ int compile_from_threads(const CompileOptions& o, int rounds) {
   return bad.load();
 }
 
-class ConcurrentCompile : public ::testing::Test {
- protected:
-  void SetUp() override {
-    runtime::KernelCache::global().clear();
-    runtime::DiskCache::global().reset_stats();
-  }
-  void TearDown() override { runtime::KernelCache::global().clear(); }
-
-  TempDir dir_;
-  ScopedEnv cache_dir_{"KILN_CACHE_DIR", dir_.path().c_str()};
-  ScopedEnv cache_on_{"KILN_CACHE", nullptr};
-};
+class ConcurrentCompile : public FreshCachesTest {};
 
 TEST_F(ConcurrentCompile, EightThreadsShareTheMemoryAndDiskCaches) {
   for (const std::string& config : compiled_configs()) {

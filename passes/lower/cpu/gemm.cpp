@@ -208,12 +208,17 @@ Expr MicroTile::slot(const Expr& i, const Expr& j) const {
 Stmt MicroTile::tile_loops(const std::function<Stmt(const Expr& i, const Expr& j)>& body,
                            const std::function<Expr(const Expr& i)>& row_ok) const {
   Expr i = ctx_.loop_var("i"), v = ctx_.loop_var("v"), l = ctx_.loop_var("l");
-  Stmt s = For::make(l, make_int(0), make_int(lanes_), ForKind::Serial,
-                     body(i, v * make_int(lanes_) + l));
+  return wrap_tile(body(i, v * make_int(lanes_) + l), i, v, l, row_ok, ForKind::Unrolled);
+}
+
+Stmt MicroTile::wrap_tile(const Stmt& body, const Expr& i, const Expr& v, const Expr& l,
+                          const std::function<Expr(const Expr& i)>& row_ok,
+                          ForKind rows) const {
+  Stmt s = For::make(l, make_int(0), make_int(lanes_), ForKind::Serial, body);
   s = vectorize_or_unroll(s, l.as<Var>()->name);
   s = For::make(v, make_int(0), make_int(nv_), ForKind::Unrolled, s);
   if (row_ok) s = IfThenElse::make(row_ok(i), s);
-  return For::make(i, make_int(0), make_int(mr_), ForKind::Unrolled, s);
+  return For::make(i, make_int(0), make_int(mr_), rows, s);
 }
 
 Stmt MicroTile::fill(const Element& value) const {
@@ -240,15 +245,56 @@ Stmt MicroTile::map(
   });
 }
 
-Stmt MicroTile::each(const Visit& visit, const std::function<Expr(const Expr& i)>& row_ok) const {
-  return tile_loops(
-      [&](const Expr& i, const Expr& j) {
-        // The accumulator is read outside the epilogue's guards: a masked load
-        // of it would keep it in memory.
-        Expr value = Var::make({acc_, 1}, ctx_.fresh("c"));
-        return LetStmt::make(value, Load::make(buf_, slot(i, j)), visit(i, j, value));
-      },
-      row_ok);
+namespace {
+
+// Calls that become long instruction sequences (codegen/llvm/vector_math.cpp):
+// everything but the few that are one instruction or a plain select.
+class ExpandingCalls : public IRVisitor {
+ public:
+  int count = 0;
+
+ protected:
+  void visit_node(const Call* op) override {
+    static const char* const kCheap[] = {"fma",   "min",  "max",   "abs",   "sqrt", "floor",
+                                         "ceil",  "trunc", "round", "copysign", "isnan",
+                                         "stream", "rsqrt"};
+    bool cheap = false;
+    for (const char* c : kCheap) cheap = cheap || op->name == c;
+    if (!cheap) ++count;
+    IRVisitor::visit_node(op);
+  }
+};
+
+}  // namespace
+
+Stmt MicroTile::each(const Visit& visit, const std::function<Expr(const Expr& i)>& row_ok,
+                     bool roll_heavy_rows) const {
+  Expr i = ctx_.loop_var("i"), v = ctx_.loop_var("v"), l = ctx_.loop_var("l");
+  // The accumulator is read outside the epilogue's guards: a masked load of
+  // it would keep it in memory.
+  Expr value = Var::make({acc_, 1}, ctx_.fresh("c"));
+  Stmt work = visit(i, v * make_int(lanes_) + l, value);
+  ExpandingCalls calls;
+  calls.visit(work);
+  if (!roll_heavy_rows || mr_ == 1 || calls.count == 0) {
+    return wrap_tile(LetStmt::make(value, Load::make(buf_, slot(i, v * make_int(lanes_) + l)), work),
+                     i, v, l, row_ok, ForKind::Unrolled);
+  }
+  // An epilogue of transcendental calls (erf-GELU, sigmoid, tanh) unrolled
+  // over all MR rows multiplies the kernel's code, and LLVM's time on it, by
+  // MR: the rows become a loop over a stack copy of the accumulators (a
+  // variable index would keep the accumulators themselves out of registers
+  // in the k loop). The copy is MR x NR/lanes stores and loads per
+  // micro-tile, against MR x NR/lanes x kc FMAs.
+  Buf rows = ctx_.scratch_buf("rows", acc_);
+  Stmt copy = tile_loops([&](const Expr& ci, const Expr& cj) {
+    return Store::make(rows, slot(ci, cj), Load::make(buf_, slot(ci, cj)));
+  });
+  Stmt loop = wrap_tile(
+      LetStmt::make(value, Load::make(rows, slot(i, v * make_int(lanes_) + l)), work), i, v, l,
+      row_ok, ForKind::Serial);
+  return Allocate::make(rows, make_int(int64_t(mr_) * nr()), MemoryScope::Stack,
+                        Block::make({copy, loop}));
 }
 
 Stmt MicroTile::allocate(const Stmt& body) const {
@@ -441,7 +487,7 @@ Stmt packed_gemm(LowerContext& ctx, const GemmSpec& spec_in, const CpuTarget& ta
         Expr n = n0 + j;
         return IfThenElse::make(n < N, spec.store(bidx, m0 + i, n, v));
       },
-      [&](const Expr& i) { return m0 + i < M; });
+      [&](const Expr& i) { return m0 + i < M; }, /*roll_heavy_rows=*/true);
   Stmt micro;
   if (one_block) {
     micro = Block::make({zero, update, final_store});

@@ -62,8 +62,11 @@ class MicroTile {
   // acc[i, j] = value(i, j, acc[i, j]) for every element (a rescale).
   Stmt map(const std::function<Expr(const Expr& i, const Expr& j, const Expr& old)>& value) const;
   // visit(i, j, acc[i, j]) for every element whose row passes `row_ok` (when
-  // set); the statements may be stores of any kind (the epilogue).
-  Stmt each(const Visit& visit, const std::function<Expr(const Expr& i)>& row_ok = {}) const;
+  // set); the statements may be stores of any kind (the epilogue). With
+  // `roll_heavy_rows`, an epilogue with transcendental calls runs as a loop
+  // over the rows of a stack copy of the tile instead of MR unrolled copies.
+  Stmt each(const Visit& visit, const std::function<Expr(const Expr& i)>& row_ok = {},
+            bool roll_heavy_rows = false) const;
   // `body` with the accumulators allocated around it.
   Stmt allocate(const Stmt& body) const;
 
@@ -75,6 +78,10 @@ class MicroTile {
   //   for (l, 0, lanes) vectorized { body(i, v * lanes + l) }
   Stmt tile_loops(const std::function<Stmt(const Expr& i, const Expr& j)>& body,
                   const std::function<Expr(const Expr& i)>& row_ok = {}) const;
+  // Those loops around `body` (built with the loop variables i, v, l), the
+  // row loop of kind `rows`.
+  Stmt wrap_tile(const Stmt& body, const Expr& i, const Expr& v, const Expr& l,
+                 const std::function<Expr(const Expr& i)>& row_ok, loop::ForKind rows) const;
   Expr slot(const Expr& i, const Expr& j) const;
 
   LowerContext& ctx_;

@@ -159,6 +159,8 @@ class WinogradLowering {
   bool constant_filter();
   Stmt input_transform(const Buf& v, const Expr& nn, const Expr& ty0) const;
   Stmt oc_block(const Buf& v, const Expr& nn, const Expr& ty0, const Expr& ob, int rows) const;
+  Stmt pooled_store(const std::vector<std::vector<Expr>>& y, const Expr& nn, const Expr& oc,
+                    const Expr& ty, const Expr& tx) const;
 
   ConvOperands c_;
   const ConvGeometry& g_;
@@ -319,6 +321,7 @@ Stmt WinogradLowering::oc_block(const Buf& v, const Expr& nn, const Expr& ty0, c
       auto y = transform_2d(mm, output_1d);
       Expr oc = simplify(oc0 + r);
       Expr ty = simplify(ty0 + tr), tx = simplify(tv * make_int(L) + l);
+      if (c_.out.pool) return pooled_store(y, nn, oc, ty, tx);
       std::vector<Stmt> s;
       for (int i = 0; i < 2; ++i) {
         for (int j = 0; j < 2; ++j) {
@@ -339,6 +342,48 @@ Stmt WinogradLowering::oc_block(const Buf& v, const Expr& nn, const Expr& ty0, c
   out = For::make(r, make_int(0), make_int(rows), ForKind::Serial, out);
   Stmt body = tile.allocate(Block::make({passes, out}));
   return Allocate::make(m, make_int(16 * int64_t(rows) * tb), MemoryScope::Stack, body);
+}
+
+// A max pool folded into the store (OutBuf::pool; the fusion makes one only
+// when OH and OW are even, so a tile is never partial): the tile's four
+// values through the epilogue, their max (NaN propagating, as max_pool2d),
+// one store at the tile's index of the pooled output.
+Stmt WinogradLowering::pooled_store(const std::vector<std::vector<Expr>>& y, const Expr& nn,
+                                    const Expr& oc, const Expr& ty, const Expr& tx) const {
+  KILN_INTERNAL_CHECK(g_.oh % 2 == 0 && g_.ow % 2 == 0, "conv.winograd: pool fold of odd sizes");
+  const PooledOut& pool = *c_.out.pool;
+  // The roots' values (with the bias) are unmasked broadcasts; the epilogue
+  // (which may load at the element's index) runs under the guard.
+  std::vector<std::pair<Expr, Expr>> roots, values;
+  Expr best;
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      Index at;
+      if (g_.batched) at.push_back(nn);
+      at.insert(at.end(), {oc, simplify(ty * make_int(2) + make_int(i)),
+                           simplify(tx * make_int(2) + make_int(j))});
+      Expr root = Var::make({c_.acc, 1}, ctx_.fresh("y"));
+      roots.push_back({root, c_.with_bias(oc, y[size_t(i)][size_t(j)])});
+      Expr e = pool.value(at, root);
+      Expr z = Var::make(e.type(), ctx_.fresh("z"));
+      values.push_back({z, e});
+      if (best.defined()) {
+        // Each running max bound to a variable (the select reads it twice).
+        Expr m = Var::make(e.type(), ctx_.fresh("z"));
+        values.push_back({m, Select::make(z > best || is_nan(z), z, best)});
+        z = m;
+      }
+      best = z;
+    }
+  }
+  Index at;
+  if (g_.batched) at.push_back(nn);
+  at.insert(at.end(), {oc, ty, tx});
+  Stmt s = store_at(pool.out, at, best);
+  for (size_t k = values.size(); k-- > 0;) s = LetStmt::make(values[k].first, values[k].second, s);
+  s = IfThenElse::make(ty < make_int(g_.oh / 2) && tx < make_int(g_.ow / 2), s);
+  for (size_t k = roots.size(); k-- > 0;) s = LetStmt::make(roots[k].first, roots[k].second, s);
+  return s;
 }
 
 Stmt WinogradLowering::run() {

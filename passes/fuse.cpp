@@ -116,6 +116,8 @@ class Grouper {
     std::set<int> deps;              // groups it reads from
     bool alive = true;
     bool attention = false;  // a fused attention (place_attention)
+    const ir::Node* folded_pool = nullptr;  // fold_pool
+    std::string fold_note;
     // Epilogue frontier: values an epilogue may read, each at its root's index.
     std::map<const ir::Value*, const ir::Node*> frontier;
   };
@@ -473,9 +475,56 @@ class Grouper {
     return true;
   }
 
+  // A 2x2 stride-2 max_pool2d reading the end of a conv2d kernel's epilogue
+  // chain joins that kernel, folded into its store (pool_fold_blocker), when
+  // nothing else reads the conv's values. False (and `why_not` set when the
+  // operand is a conv's) otherwise.
+  bool fold_pool(const ir::Node* n, std::string* why_not) {
+    if (n->op() != "max_pool2d") return false;
+    const ir::Value* x = n->input(0);
+    const int q = group_of_value(x);
+    if (q < 0) return false;
+    Group& grp = groups_[size_t(q)];
+    if (grp.kind != GroupKind::Contraction || grp.attention || grp.nodes.front()->op() != "conv2d") {
+      return false;
+    }
+    std::string blocker = pool_fold_blocker(*n);
+    if (blocker.empty() && !grp.frontier.count(x)) {
+      blocker = "it reads a value of the conv2d kernel other than its epilogue's result";
+    }
+    for (const ir::Node* m : grp.nodes) {
+      for (const ir::Value* v : m->outputs()) {
+        bool elsewhere = returned_.count(v) > 0;
+        for (const ir::Node* u : users_[v]) {
+          auto it = group_of_.find(u);
+          elsewhere = elsewhere || (u != n && (it == group_of_.end() || it->second != q));
+        }
+        if (elsewhere && blocker.empty()) {
+          blocker = "the conv2d kernel's values are also read elsewhere or returned";
+        }
+      }
+    }
+    if (blocker.empty() && !(join_is_acyclic(n, q) && within_limits(q, {n}))) {
+      blocker = "joining the conv2d kernel would form a cycle or pass its limits";
+    }
+    if (!blocker.empty()) {
+      *why_not = "max_pool2d not folded into the conv2d kernel: " + blocker;
+      return false;
+    }
+    add_node(q, n);
+    grp.frontier.clear();  // the conv's values are no longer stored
+    grp.folded_pool = n;
+    grp.fold_note =
+        "max_pool2d 2x2 stride 2 folded into the store (each conv.winograd F(2x2, 3x3) output "
+        "tile is one pool window: only its max is written, the full-size result never is)";
+    grp.fused.push_back(grp.fold_note);
+    return true;
+  }
+
   void place_contraction(const ir::Node* n) {
     std::string attention_note;
     if (o_.attention && place_attention(n, &attention_note)) return;
+    if (fold_pool(n, &attention_note)) return;
     int id = int(groups_.size());
     groups_.emplace_back();
     Group& grp = groups_.back();
@@ -620,6 +669,8 @@ class Grouper {
       kg.recomputed = grp.recomputed;
       kg.reason = reason_of(grp);
       kg.attention = grp.attention;
+      kg.folded_pool = grp.folded_pool;
+      kg.fold_note = grp.fold_note;
       out.push_back(std::move(kg));
     }
     return out;
@@ -688,6 +739,25 @@ void choose_algorithms(std::vector<KernelGroup>& groups, const Target& target) {
     for (const ir::Node* n : grp.nodes) {
       if (has_algorithms(n->op())) grp.algorithm = choose_algorithm(*n, target);
     }
+  }
+  // A folded pool stays only where conv.winograd computes whole windows.
+  for (size_t g = 0; g < groups.size(); ++g) {
+    KernelGroup& grp = groups[g];
+    if (!grp.folded_pool) continue;
+    if (target.is_cpu() && grp.algorithm.name == "conv.winograd") continue;
+    const ir::Node* pool = grp.folded_pool;
+    grp.nodes.erase(std::remove(grp.nodes.begin(), grp.nodes.end(), pool), grp.nodes.end());
+    size_t at = grp.reason.find("; " + grp.fold_note);
+    if (at != std::string::npos) grp.reason.erase(at, grp.fold_note.size() + 2);
+    grp.folded_pool = nullptr;
+    grp.fold_note.clear();
+    KernelGroup own;
+    own.nodes = {pool};
+    own.reason = "contraction op 'max_pool2d' starts its own kernel; not folded into the conv2d "
+                 "kernel: its algorithm is " +
+                 (target.is_cpu() ? grp.algorithm.name : std::string("for a GPU")) +
+                 ", and only conv.winograd's 2x2 output tiles are pool windows";
+    groups.insert(groups.begin() + ptrdiff_t(g) + 1, std::move(own));
   }
   // A library contraction's consumers run in a kernel after it.
   split_library_groups(groups);

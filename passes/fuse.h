@@ -55,6 +55,12 @@ struct KernelGroup {
   // elementwise ops, the softmax and the matmul by the values, run as
   // "attention.flash".
   bool attention = false;
+  // A max_pool2d folded into the store of the conv2d kernel it reads (the
+  // last node of `nodes`; see pool_fold_blocker): `fold_note` is the part of
+  // `reason` that says so. choose_algorithms moves it back into a kernel of
+  // its own unless the conv runs as conv.winograd on a CPU.
+  const ir::Node* folded_pool = nullptr;
+  std::string fold_note;
 };
 
 struct FusionOptions {
@@ -73,6 +79,13 @@ std::vector<KernelGroup> group_kernels(const ir::Graph& g, const FusionOptions& 
 // instructions (compares, logical and bitwise ops, add/sub/mul, min/max, abs,
 // neg, casts, where, masked_fill; no division, transcendental or power).
 bool cheap_to_recompute(const ir::Node& n);
+
+// Why max_pool2d node `pool` cannot be folded into the store of the conv2d
+// kernel computing its operand; empty when it can: kernel 2x2, stride 2, no
+// padding, dilation 1, no ceil mode, over an NCHW operand of static even
+// height and width. Then every 2x2 output tile of conv.winograd is exactly
+// one pool window (docs/conv.md).
+std::string pool_fold_blocker(const ir::Node& pool);
 
 // Sets KernelGroup::algorithm of every group holding a node with algorithm
 // candidates to the heuristic's choice for `target`.

@@ -217,6 +217,7 @@ Stmt loop_nest(LowerContext& ctx, const std::vector<Expr>& dims,
 }
 
 Stmt store_at(const OutBuf& out, const Index& index, const Expr& value) {
+  KILN_INTERNAL_CHECK(!out.pool, "store_at: a root given a folded pool stores whole windows");
   if (out.epilogue) return out.epilogue(index, value);
   return Store::make(out.buf, flat_index(index, out.dims), cast_to(value, out.buf->dtype));
 }

@@ -11,6 +11,7 @@
 
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
+#include "passes/fuse.h"
 #include "passes/lower/conv.h"
 #include "passes/lower/cpu/conv_cpu.h"
 #include "passes/lower/gpu/gpu_conv.h"
@@ -219,3 +220,33 @@ void register_conv_lowerings(LoweringTable& t) {
 }
 
 }  // namespace kiln::passes::lower
+
+namespace kiln::passes {
+
+// Declared in passes/fuse.h (the fusion's fold_pool and lower_root's
+// foldable_pool ask it); kept with the conv lowerings whose tiles it matches.
+std::string pool_fold_blocker(const ir::Node& pool) {
+  if (pool.op() != "max_pool2d") return "not a max_pool2d";
+  const ir::Attrs& a = pool.attrs();
+  auto pair = [&](const std::string& name, int64_t want, bool empty_ok) {
+    std::vector<int64_t> v = a.get_ints(name);
+    if (v.empty()) return empty_ok;
+    return v.size() <= 2 && v.front() == want && v.back() == want;
+  };
+  if (!pair("kernel_size", 2, false)) return "its kernel is not 2x2";
+  if (!pair("stride", 2, true)) return "its stride is not 2";
+  if (!pair("padding", 0, true)) return "it pads";
+  if (!pair("dilation", 1, true)) return "it is dilated";
+  if (a.get_bool("ceil_mode")) return "ceil_mode rounds up";
+  const ir::Type& t = pool.input(0)->type();
+  if (!t.is_tensor() || t.dims().size() != 4) return "its operand is not NCHW";
+  const ir::Dim& h = t.dims()[2];
+  const ir::Dim& w = t.dims()[3];
+  if (!h.is_static() || !w.is_static()) return "the height or width is symbolic";
+  if (h.value % 2 != 0 || w.value % 2 != 0 || h.value <= 0 || w.value <= 0) {
+    return "the height or width is odd";
+  }
+  return "";
+}
+
+}  // namespace kiln::passes

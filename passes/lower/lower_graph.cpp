@@ -14,6 +14,7 @@
 #include "ir/loop/visitor.h"
 #include "passes/algorithms.h"
 #include "passes/attention_pattern.h"
+#include "passes/fuse.h"
 #include "passes/lower/cpu/attention.h"
 #include "passes/lower/lower_internal.h"
 #include "passes/schedule/schedule.h"
@@ -207,9 +208,36 @@ class GroupLowering {
                                const std::vector<const ir::Node*>& epilogue) const;
   void lower_pointwise(const ir::Node& n, const OpLowering& l, NodeLowering& nl);
   void lower_root(const ir::Node& n, const RootFn& root, NodeLowering& nl,
-                  const std::vector<const ir::Node*>& epilogue);
+                  const std::vector<const ir::Node*>& epilogue, const ir::Node* pool = nullptr);
   void lower_node(const ir::Node& n);
+  // Lowers the recomputed (layout) producers of n's operands not lowered
+  // yet, in graph order: an epilogue node may read one that comes after the
+  // root in graph order.
+  // Whether recomputed node n reads (through other recomputed nodes) a value
+  // a node of the group computes.
+  bool reads_own_value(const ir::Node& n) const {
+    for (const ir::Value* in : n.inputs()) {
+      const ir::Node* p = in->producer();
+      if (!p || !in_group_.count(p)) continue;
+      if (!recomputed_.count(p) || reads_own_value(*p)) return true;
+    }
+    return false;
+  }
+  void lower_recomputed_operands(const ir::Node& n) {
+    for (const ir::Value* in : n.inputs()) {
+      const ir::Node* p = in->producer();
+      if (!p || !recomputed_.count(p) || done_.count(p)) continue;
+      lower_recomputed_operands(*p);
+      lower_node(*p);
+      done_.insert(p);
+    }
+  }
   RootFn algorithm_root(const ir::Node& n, const OpLowering& l) const;
+  // The max_pool2d of the group that conv2d `n` (run by conv.winograd) can
+  // fold into its store: it reads the end of n's epilogue chain, which
+  // nothing else reads (OutBuf::pool).
+  const ir::Node* foldable_pool(const ir::Node& n,
+                                const std::vector<const ir::Node*>& epilogue) const;
   void find_attention();
   void lower_attention(const ir::Node& n, const OpLowering& l);
   LoweredKernel finish(const std::string& name);
@@ -277,7 +305,11 @@ std::vector<const ir::Node*> GroupLowering::epilogue_of(const ir::Node& root,
     bool reads_frontier = false, ok = true;
     for (const ir::Value* in : m->inputs()) {
       const ir::Node* p = in->producer();
-      bool inside = p && p->op() != "constant" && in_group_.count(p);
+      // A recomputed layout operand (the `bn[2]` select of a packed
+      // parameter) is indexing of values outside the group: lower_root
+      // lowers it before the epilogue reads it.
+      bool inside = p && p->op() != "constant" && in_group_.count(p) &&
+                    !(recomputed_.count(p) && !reads_own_value(*p));
       if (!inside) continue;
       if (frontier.count(in)) {
         reads_frontier = true;
@@ -322,14 +354,15 @@ void GroupLowering::lower_pointwise(const ir::Node& n, const OpLowering& l, Node
 }
 
 void GroupLowering::lower_root(const ir::Node& n, const RootFn& root, NodeLowering& nl,
-                               const std::vector<const ir::Node*>& epilogue) {
+                               const std::vector<const ir::Node*>& epilogue,
+                               const ir::Node* pool) {
   std::vector<OutBuf> outs;
   std::vector<int> indices;
   for (const ir::Value* v : n.outputs()) {
     KILN_USER_CHECK(v->type().is_tensor(),
                     "lower: " << n.op() << ": output " << names_(v) << " is not a tensor");
   }
-  if (epilogue.empty()) {
+  if (epilogue.empty() && !pool) {
     for (const ir::Value* v : n.outputs()) {
       int idx = 0;
       outs.push_back(value_buffer(v, &idx));
@@ -351,6 +384,7 @@ void GroupLowering::lower_root(const ir::Node& n, const RootFn& root, NodeLoweri
   values_[v] = tensor_operand(
       vt, dims, [ph](const Index&) { return ph; }, v->type());
   const LoweringTable& table = lowering_table();
+  for (const ir::Node* m : epilogue) lower_recomputed_operands(*m);
   for (const ir::Node* m : epilogue) {
     NodeLowering ml{*m, {}, ctx_};
     for (const ir::Value* in : m->inputs()) ml.inputs.push_back(operand_for(in));
@@ -365,6 +399,39 @@ void GroupLowering::lower_root(const ir::Node& n, const RootFn& root, NodeLoweri
   // it by nodes that are not part of this epilogue.
   std::vector<const ir::Value*> chain{v};
   for (const ir::Node* m : epilogue) chain.push_back(m->output());
+  if (pool) {
+    // Folded only when no value of the chain is stored: the root then
+    // computes whole pool windows and stores only their max.
+    fused.insert(pool);
+    for (const ir::Value* w : chain) {
+      bool needed = escapes(w);
+      for (const ir::Node* u : info_.users(w)) {
+        needed = needed || (in_group_.count(u) && !fused.count(u));
+      }
+      if (needed) {
+        fused.erase(pool);
+        pool = nullptr;
+        break;
+      }
+    }
+  }
+  if (pool) {
+    int idx = 0;
+    auto po = std::make_shared<PooledOut>();
+    po->out = value_buffer(pool->output(), &idx);
+    const Operand end = values_[chain.back()];
+    const std::string ph_name = ph.as<Var>()->name;
+    po->value = [end, ph_name, vt](const Index& at, const Expr& value) {
+      return substitute(end.at(at), ph_name, cast_to(value, vt));
+    };
+    OutBuf out(make_buf(buffer_name(names_, v) + "_root", vt), dims);
+    out.pool = po;
+    stmts_.push_back(root(nl, {out}));
+    for (const ir::Value* w : chain) values_.erase(w);
+    values_[pool->output()] = buffer_operand(ctx_, idx, pool->output()->type());
+    done_.insert(pool);
+    return;
+  }
   struct Stored {
     const ir::Value* value;
     OutBuf buf;
@@ -444,7 +511,13 @@ void GroupLowering::lower_node(const ir::Node& n) {
   if (l.pointwise && !(any_escape && l.root)) return lower_pointwise(n, l, nl);
   RootFn root = l.root;
   std::vector<const ir::Node*> epilogue = epilogue_of(n, l);
-  if (!l.algorithms.empty()) root = algorithm_root(n, l);
+  const ir::Node* pool = nullptr;
+  if (!l.algorithms.empty()) {
+    root = algorithm_root(n, l);
+    std::string name = ctx_.options().algorithm;
+    if (name.empty()) name = choose_algorithm(n, ctx_.options().target).name;
+    if (name == "conv.winograd") pool = foldable_pool(n, epilogue);
+  }
   // On a GPU the generated candidates write their nest already mapped to
   // blocks and threads, which a later nest of the same kernel reading the
   // root's value (a consumer that is not an epilogue) cannot follow without
@@ -454,7 +527,17 @@ void GroupLowering::lower_node(const ir::Node& n) {
     root = l.root;
   }
   KILN_INTERNAL_CHECK(root, n.op() << ": no root lowering");
-  lower_root(n, root, nl, epilogue);
+  lower_root(n, root, nl, epilogue, pool);
+}
+
+const ir::Node* GroupLowering::foldable_pool(const ir::Node& n,
+                                             const std::vector<const ir::Node*>& epilogue) const {
+  const ir::Value* end = epilogue.empty() ? n.output() : epilogue.back()->output();
+  const std::vector<const ir::Node*>& users = info_.users(end);
+  if (users.size() != 1 || escapes(end)) return nullptr;
+  const ir::Node* pool = users[0];
+  if (!in_group_.count(pool) || recomputed_.count(pool) || done_.count(pool)) return nullptr;
+  return pool_fold_blocker(*pool).empty() ? pool : nullptr;
 }
 
 bool GroupLowering::has_non_epilogue_reader(const ir::Node& root,

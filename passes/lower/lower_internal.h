@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -116,6 +117,16 @@ struct NodeLowering {
 // once per element with the final value; they may call it inside a loop that
 // a later schedule vectorizes (index and value are then scalar expressions of
 // that loop's variable).
+//
+// Pool folding (docs/conv.md, "Max pool folded into Winograd"): when `pool` is
+// set, the root's value is not stored at all. A root that computes whole 2x2
+// windows of its output at once (conv.winograd's output tiles) applies
+// pool->value (the epilogue chain's final value at an index, given the root's
+// value there) to the four elements of a window and stores their max (NaN
+// propagating) once into pool->out at the window's index (the last two dims
+// halved). Only roots that check for it may be given one (lower_graph.cpp
+// folds only for conv.winograd).
+struct PooledOut;
 struct OutBuf {
   using Epilogue = std::function<Stmt(const Index& index, const Expr& value)>;
   OutBuf() = default;
@@ -124,6 +135,13 @@ struct OutBuf {
   Buf buf;
   std::vector<Expr> dims;
   Epilogue epilogue;
+  std::shared_ptr<const PooledOut> pool;
+};
+
+// A 2x2 stride-2 max pool folded into a root's store (OutBuf::pool).
+struct PooledOut {
+  OutBuf out;                                                     // the pool's output
+  std::function<Expr(const Index& index, const Expr& value)> value;  // the pooled value
 };
 
 // Elementwise and layout ops: the outputs as Operands (index functions).

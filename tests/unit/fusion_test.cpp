@@ -3,6 +3,7 @@
 // fused kernels compute the interpreter's values through kiln::compile.
 #include <gtest/gtest.h>
 
+#include "api/target.h"
 #include "ir/graph.h"
 #include "kiln/compile.h"
 #include "lower_test_util.h"
@@ -381,10 +382,18 @@ TEST(Fusion, ConvBatchNormReluIsOneKernelThenThePool) {
   g->set_outputs({y});
   // abs(p), cheap and over a graph input only, is recomputed by the
   // batch-norm epilogue instead of running as a kernel of its own.
+  // The 2x2 pool is folded into the conv's kernel by the fusion
+  // (tests/unit/conv_pool_fold_test.cpp) ...
   Groups gs = group_ops(*g);
-  ASSERT_EQ(gs.size(), 2u);
-  EXPECT_EQ(gs[0], (std::vector<std::string>{"conv2d", "batch_norm", "relu"}));
-  EXPECT_EQ(gs[1], (std::vector<std::string>{"max_pool2d"}));
+  ASSERT_EQ(gs.size(), 1u);
+  EXPECT_EQ(gs[0], (std::vector<std::string>{"conv2d", "batch_norm", "relu", "max_pool2d"}));
+  // ... and moved back into a kernel of its own by choose_algorithms: with 3
+  // input channels the conv is not conv.winograd.
+  std::vector<passes::KernelGroup> chosen = passes::group_kernels(*g);
+  passes::choose_algorithms(chosen, api::host_target());
+  ASSERT_EQ(chosen.size(), 2u);
+  EXPECT_EQ(chosen[0].nodes.size(), 3u);
+  EXPECT_EQ(chosen[1].nodes.at(0)->op(), "max_pool2d");
   expect_compiled_matches(
       *g,
       {random_tensor({2, 3, 8, 8}, DType::F32, 1), random_tensor({4, 3, 3, 3}, DType::F32, 2),

@@ -38,8 +38,11 @@
 // as much as what they save here at 64-256 channels.
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "ir/loop/simplify.h"
+#include "ir/loop/visitor.h"
 #include "passes/lower/cpu/conv_cpu.h"
 #include "passes/schedule/schedule.h"
 
@@ -91,6 +94,61 @@ Stmt bind_all(LowerContext& ctx, std::vector<std::vector<Expr>>& values, DType t
   Stmt s = body();
   for (size_t i = lets.size(); i-- > 0;) s = LetStmt::make(lets[i].first, lets[i].second, s);
   return s;
+}
+
+// Binds the subexpressions of epilogue values that load and use none of the
+// `varying` variables (the tile's row and column, the root's values): the
+// batch-norm parameters of the tile's channel. Bound outside the store's
+// guard, they are unmasked broadcast loads instead of masked gathers, once
+// per tile instead of once per element.
+class InvariantLoads : public IRMutator {
+ public:
+  InvariantLoads(LowerContext& ctx, std::set<std::string> varying)
+      : ctx_(ctx), varying_(std::move(varying)) {}
+  std::vector<std::pair<Expr, Expr>> lets;
+
+  Expr mutate(const Expr& e) override {
+    if (!e.defined() || e.as<Var>() || !invariant_load(e)) return IRMutator::mutate(e);
+    const std::string key = to_string(e);
+    auto it = bound_.find(key);
+    if (it != bound_.end()) return it->second;
+    Expr v = Var::make(e.type(), ctx_.fresh("inv"));
+    lets.push_back({v, e});
+    bound_[key] = v;
+    return v;
+  }
+
+ private:
+  struct Scan : IRVisitor {
+    using IRVisitor::visit_node;
+    const std::set<std::string>* varying = nullptr;
+    bool loads = false, varies = false;
+    void visit_node(const Var* op) override { varies = varies || varying->count(op->name) > 0; }
+    void visit_node(const Load* op) override {
+      loads = true;
+      IRVisitor::visit_node(op);
+    }
+  };
+  bool invariant_load(const Expr& e) const {
+    Scan s;
+    s.varying = &varying_;
+    s.visit(e);
+    return s.loads && !s.varies;
+  }
+  LowerContext& ctx_;
+  std::set<std::string> varying_;
+  std::map<std::string, Expr> bound_;
+};
+
+// The names of the variables `e` uses.
+void var_names(const Expr& e, std::set<std::string>* out) {
+  struct Names : IRVisitor {
+    using IRVisitor::visit_node;
+    std::set<std::string>* out = nullptr;
+    void visit_node(const Var* op) override { out->insert(op->name); }
+  } n;
+  n.out = out;
+  n.visit(e);
 }
 
 Stmt vector_loop(LowerContext& ctx, int lanes, const std::function<Stmt(const Expr& l)>& body) {
@@ -159,6 +217,8 @@ class WinogradLowering {
   bool constant_filter();
   Stmt input_transform(const Buf& v, const Expr& nn, const Expr& ty0) const;
   Stmt oc_block(const Buf& v, const Expr& nn, const Expr& ty0, const Expr& ob, int rows) const;
+  Stmt pooled_store(const std::vector<std::vector<Expr>>& y, const Expr& nn, const Expr& oc,
+                    const Expr& ty, const Expr& tx) const;
 
   ConvOperands c_;
   const ConvGeometry& g_;
@@ -319,6 +379,7 @@ Stmt WinogradLowering::oc_block(const Buf& v, const Expr& nn, const Expr& ty0, c
       auto y = transform_2d(mm, output_1d);
       Expr oc = simplify(oc0 + r);
       Expr ty = simplify(ty0 + tr), tx = simplify(tv * make_int(L) + l);
+      if (c_.out.pool) return pooled_store(y, nn, oc, ty, tx);
       std::vector<Stmt> s;
       for (int i = 0; i < 2; ++i) {
         for (int j = 0; j < 2; ++j) {
@@ -339,6 +400,69 @@ Stmt WinogradLowering::oc_block(const Buf& v, const Expr& nn, const Expr& ty0, c
   out = For::make(r, make_int(0), make_int(rows), ForKind::Serial, out);
   Stmt body = tile.allocate(Block::make({passes, out}));
   return Allocate::make(m, make_int(16 * int64_t(rows) * tb), MemoryScope::Stack, body);
+}
+
+// A max pool folded into the store (OutBuf::pool; the fusion makes one only
+// when OH and OW are even, so a tile is never partial): the tile's four
+// values through the epilogue, their max (NaN propagating, as max_pool2d),
+// one store at the tile's index of the pooled output.
+Stmt WinogradLowering::pooled_store(const std::vector<std::vector<Expr>>& y, const Expr& nn,
+                                    const Expr& oc, const Expr& ty, const Expr& tx) const {
+  KILN_INTERNAL_CHECK(g_.oh % 2 == 0 && g_.ow % 2 == 0, "conv.winograd: pool fold of odd sizes");
+  const PooledOut& pool = *c_.out.pool;
+  // The roots' values (with the bias) are unmasked broadcasts; the epilogue
+  // (which may load at the element's index) runs under the guard, but for
+  // its loads that depend on neither the tile's position nor the values.
+  std::vector<std::pair<Expr, Expr>> roots, values;
+  std::set<std::string> varying;
+  var_names(ty, &varying);
+  var_names(tx, &varying);
+  for (const Expr& e : {nn, oc}) {
+    std::set<std::string> keep;
+    var_names(e, &keep);
+    for (const std::string& k : keep) varying.erase(k);
+  }
+  std::vector<Expr> epilogue;
+  Expr best;
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      Index at;
+      if (g_.batched) at.push_back(nn);
+      at.insert(at.end(), {oc, simplify(ty * make_int(2) + make_int(i)),
+                           simplify(tx * make_int(2) + make_int(j))});
+      Expr root = Var::make({c_.acc, 1}, ctx_.fresh("y"));
+      roots.push_back({root, c_.with_bias(oc, y[size_t(i)][size_t(j)])});
+      varying.insert(root.as<Var>()->name);
+      epilogue.push_back(pool.value(at, root));
+    }
+  }
+  InvariantLoads hoist(ctx_, varying);
+  for (Expr& e : epilogue) e = hoist.mutate(e);
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      const Expr& e = epilogue[size_t(i * 2 + j)];
+      Expr z = Var::make(e.type(), ctx_.fresh("z"));
+      values.push_back({z, e});
+      if (best.defined()) {
+        // Each running max bound to a variable (the select reads it twice).
+        Expr m = Var::make(e.type(), ctx_.fresh("z"));
+        values.push_back({m, Select::make(z > best || is_nan(z), z, best)});
+        z = m;
+      }
+      best = z;
+    }
+  }
+  Index at;
+  if (g_.batched) at.push_back(nn);
+  at.insert(at.end(), {oc, ty, tx});
+  Stmt s = store_at(pool.out, at, best);
+  for (size_t k = values.size(); k-- > 0;) s = LetStmt::make(values[k].first, values[k].second, s);
+  s = IfThenElse::make(ty < make_int(g_.oh / 2) && tx < make_int(g_.ow / 2), s);
+  for (size_t k = hoist.lets.size(); k-- > 0;) {
+    s = LetStmt::make(hoist.lets[k].first, hoist.lets[k].second, s);
+  }
+  for (size_t k = roots.size(); k-- > 0;) s = LetStmt::make(roots[k].first, roots[k].second, s);
+  return s;
 }
 
 Stmt WinogradLowering::run() {

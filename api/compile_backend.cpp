@@ -5,8 +5,8 @@
 // The key holds everything that changes the machine code: each kernel in a
 // compact binary canonical form (every node, type, float bit pattern, buffer
 // identity), the codegen options, Kiln's and LLVM's versions, the target CPU
-// with its features, and the identity of the Kiln build itself (its GNU
-// build-id), since KILN_VERSION does not change when the code generator does
+// with its features, and the identity of the Kiln build itself (the GNU
+// build-ids of its libraries), since KILN_VERSION does not change when the code generator does
 // and a disk entry outlives the process. The binary form replaces printing
 // the kernels: a hit in the memory cache must cost microseconds.
 #include <elf.h>
@@ -24,6 +24,7 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "api/backends.h"
 #include "api/compile_internal.h"
@@ -65,15 +66,52 @@ const std::string& host_cpu_description() {
 
 }  // namespace
 
-// The GNU build-id of the binary (executable or shared library) holding this
-// code, as hex; when it has none, the size and modification time of its file.
-// Computed once.
+namespace {
+
+// The GNU build-id note of one loaded object, as hex ("" when it has none).
+std::string gnu_build_id(const dl_phdr_info* info) {
+  std::string id;
+  for (int i = 0; i < info->dlpi_phnum && id.empty(); ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_NOTE) continue;
+    const char* p = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
+    const char* end = p + ph.p_memsz;
+    auto align4 = [](size_t n) { return (n + 3) & ~size_t(3); };
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
+      const char* name = p + sizeof(ElfW(Nhdr));
+      const unsigned char* desc =
+          reinterpret_cast<const unsigned char*>(name + align4(note->n_namesz));
+      if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+          std::memcmp(name, "GNU", 4) == 0) {
+        static const char* hex = "0123456789abcdef";
+        for (size_t k = 0; k < note->n_descsz; ++k) {
+          id += hex[desc[k] >> 4];
+          id += hex[desc[k] & 15];
+        }
+        break;
+      }
+      p = reinterpret_cast<const char*>(desc) + align4(note->n_descsz);
+    }
+  }
+  return id;
+}
+
+}  // namespace
+
+// What identifies the code generator: the GNU build-ids of the binary holding
+// this code and of every loaded Kiln library (libkiln*.so: the passes and the
+// code generator live in their own libraries, so libkiln.so alone can stay
+// byte-identical while the generated code changes, and the disk cache then
+// served kernels of the previous build). An object without a build-id counts
+// by the size and modification time of its file. Sorted, so the load order
+// does not matter. Computed once.
 const std::string& build_identity() {
   static const std::string id = [] {
     struct Search {
       uintptr_t code;  // an address inside Kiln's code
-      std::string id, file;
-    } search{reinterpret_cast<uintptr_t>(&host_cpu_description), "", ""};
+      std::vector<std::string> parts;
+    } search{reinterpret_cast<uintptr_t>(&host_cpu_description), {}};
     dl_iterate_phdr(
         [](dl_phdr_info* info, size_t, void* data) -> int {
           auto* s = static_cast<Search*>(data);
@@ -83,41 +121,26 @@ const std::string& build_identity() {
             uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
             if (ph.p_type == PT_LOAD && s->code >= lo && s->code < lo + ph.p_memsz) mine = true;
           }
-          if (!mine) return 0;
-          s->file = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "/proc/self/exe";
-          for (int i = 0; i < info->dlpi_phnum && s->id.empty(); ++i) {
-            const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-            if (ph.p_type != PT_NOTE) continue;
-            const char* p = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
-            const char* end = p + ph.p_memsz;
-            auto align4 = [](size_t n) { return (n + 3) & ~size_t(3); };
-            while (p + sizeof(ElfW(Nhdr)) <= end) {
-              const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
-              const char* name = p + sizeof(ElfW(Nhdr));
-              const unsigned char* desc =
-                  reinterpret_cast<const unsigned char*>(name + align4(note->n_namesz));
-              if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
-                  std::memcmp(name, "GNU", 4) == 0) {
-                static const char* hex = "0123456789abcdef";
-                for (size_t k = 0; k < note->n_descsz; ++k) {
-                  s->id += hex[desc[k] >> 4];
-                  s->id += hex[desc[k] & 15];
-                }
-                break;
-              }
-              p = reinterpret_cast<const char*>(desc) + align4(note->n_descsz);
-            }
+          const std::string file =
+              info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "/proc/self/exe";
+          const std::string base = file.substr(file.rfind('/') + 1);
+          if (!mine && base.rfind("libkiln", 0) != 0) return 0;
+          std::string id = gnu_build_id(info);
+          if (id.empty()) {
+            struct stat st;
+            if (::stat(file.c_str(), &st) != 0) return 0;
+            id = "binary " + std::to_string(st.st_size) + "@" + std::to_string(st.st_mtim.tv_sec) +
+                 "." + std::to_string(st.st_mtim.tv_nsec);
           }
-          return 1;
+          s->parts.push_back(id);
+          return 0;
         },
         &search);
-    if (!search.id.empty()) return "build-id " + search.id;
-    struct stat st;
-    if (!search.file.empty() && ::stat(search.file.c_str(), &st) == 0) {
-      return "binary " + std::to_string(st.st_size) + "@" + std::to_string(st.st_mtim.tv_sec) +
-             "." + std::to_string(st.st_mtim.tv_nsec);
-    }
-    return std::string("unknown build");
+    if (search.parts.empty()) return std::string("unknown build");
+    std::sort(search.parts.begin(), search.parts.end());
+    std::string all = "build-id";
+    for (const std::string& p : search.parts) all += " " + p;
+    return all;
   }();
   return id;
 }

@@ -6,11 +6,13 @@
 // processes writing one entry at once, KILN_CACHE=off, an unwritable
 // directory). Each test uses its own temporary cache directory.
 #include <fcntl.h>
+#include <link.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -397,6 +399,35 @@ TEST_F(CompileDiskCache, ChangedFlagsMakeNewEntries) {
   compile_fresh(f, o2);
   compile_fresh(f, fast);
   EXPECT_EQ(disk().hits, 2u);
+}
+
+// The build identity in every key covers each loaded Kiln library, not only
+// the one holding the key code: the lowering and the code generator are
+// libraries of their own, and rebuilding one of them leaves libkiln.so
+// byte-identical (the disk cache then served the previous build's kernels).
+TEST(ModuleKey, BuildIdentityCoversEveryKilnLibrary) {
+  std::vector<std::string> libs;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) -> int {
+        std::string file = info->dlpi_name ? info->dlpi_name : "";
+        std::string base = file.substr(file.rfind('/') + 1);
+        auto* out = static_cast<std::vector<std::string>*>(data);
+        if (base.rfind("libkiln", 0) == 0) out->push_back(base);
+        return 0;
+      },
+      &libs);
+  const std::string id = compile_detail::build_identity();
+  ASSERT_EQ(id.rfind("build-id ", 0), 0u) << id;
+  size_t parts = 0;
+  for (size_t at = 0; (at = id.find(' ', at)) != std::string::npos; ++at) ++parts;
+  if (libs.empty()) {
+    EXPECT_EQ(parts, 1u) << id;  // a static build: one binary
+  } else {
+    // The codegen and passes libraries are among them whenever Kiln is shared.
+    EXPECT_NE(std::find(libs.begin(), libs.end(), "libkiln_codegen.so"), libs.end());
+    EXPECT_EQ(parts, libs.size()) << id;
+  }
+  EXPECT_EQ(compile_detail::build_identity(), id);  // computed once
 }
 
 TEST(ModuleKey, CoversFlagsKernelsAndBufferIdentity) {

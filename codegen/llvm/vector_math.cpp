@@ -52,6 +52,18 @@ constexpr double kErfcxF32[] = {
     -0.0010070913704112172, 0.002424290170893073,  -0.0055716331116855145,  0.0124845951795578,
     -0.02700497768819332,   0.056110888719558716,  -0.11152104288339615,    0.21080635488033295};
 
+// f32 exp(r) on |r| <= ln2/2: degree 6, highest degree first (relative
+// minimax-style fit, iteratively reweighted least squares on Chebyshev nodes;
+// the constant and linear terms kept at 1): 6.2e-8 max relative error in f32
+// arithmetic, as good as the degree-7 Taylor it replaces (6.4e-8).
+constexpr double kExpF32[] = {0.0013820272870361805, 0.00836874544620514, 0.04166828840970993,
+                              0.1666652113199234,    0.4999999403953552,  1.0,
+                              1.0};
+// f32 expm1(r) = r + r^2 Q(r) on the same range, Q of degree 4 (same fit):
+// 8.8e-8 max relative error in f32 arithmetic.
+constexpr double kExpm1QF32[] = {0.0013886288506910205, 0.00836654007434845, 0.041667137295007706,
+                                 0.1666654348373413, 0.4999999701976776};
+
 class MathEmitter {
  public:
   MathEmitter(llvm::IRBuilder<>& b, DType dt, int lanes) : b_(b), f64_(dt == DType::F64) {
@@ -125,11 +137,14 @@ class MathEmitter {
     return b_.CreateBitCast(b_.CreateAdd(b_.CreateShl(nbits, ci(mant_)), ci(int64_t(bias_) << mant_)),
                             fty_);
   }
-  // exp(r) on |r| <= ln2/2: degree 7 (f32) / 13 (f64) Taylor.
-  Value* exp_poly(Value* r) { return horner(r, inverse_factorials(f64_ ? 13 : 7, 0)); }
-  // expm1(r) = r + r^2 (1/2 + r/6 + ...) on the same range, without cancellation.
+  // exp(r) on |r| <= ln2/2: kExpF32 (degree 6) / degree-13 Taylor for f64.
+  Value* exp_poly(Value* r) {
+    return f64_ ? horner(r, inverse_factorials(13, 0)) : horner(r, kExpF32);
+  }
+  // expm1(r) = r + r^2 Q(r) on the same range, without cancellation.
   Value* expm1_poly(Value* r) {
-    return fmla(mul(r, r), horner(r, inverse_factorials(f64_ ? 13 : 7, 2)), r);
+    Value* q = f64_ ? horner(r, inverse_factorials(13, 2)) : horner(r, kExpm1QF32);
+    return fmla(mul(r, r), q, r);
   }
 
   Value* exp(Value* x) {

@@ -52,6 +52,18 @@ constexpr double kErfcxF32[] = {
     -0.0010070913704112172, 0.002424290170893073,  -0.0055716331116855145,  0.0124845951795578,
     -0.02700497768819332,   0.056110888719558716,  -0.11152104288339615,    0.21080635488033295};
 
+// f32 exp(r) on |r| <= ln2/2: degree 6, highest degree first (relative
+// minimax-style fit, iteratively reweighted least squares on Chebyshev nodes;
+// the constant and linear terms kept at 1): 6.2e-8 max relative error in f32
+// arithmetic, as good as the degree-7 Taylor it replaces (6.4e-8).
+constexpr double kExpF32[] = {0.0013820272870361805, 0.00836874544620514, 0.04166828840970993,
+                              0.1666652113199234,    0.4999999403953552,  1.0,
+                              1.0};
+// f32 expm1(r) = r + r^2 Q(r) on the same range, Q of degree 4 (same fit):
+// 8.8e-8 max relative error in f32 arithmetic.
+constexpr double kExpm1QF32[] = {0.0013886288506910205, 0.00836654007434845, 0.041667137295007706,
+                                 0.1666654348373413, 0.4999999701976776};
+
 class MathEmitter {
  public:
   MathEmitter(llvm::IRBuilder<>& b, DType dt, int lanes) : b_(b), f64_(dt == DType::F64) {
@@ -96,26 +108,61 @@ class MathEmitter {
     return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(k, ci(bias_)), ci(mant_)), fty_);
   }
 
-  Value* exp(Value* x) {
+  // NaN-keeping clamps: a NaN lane stays NaN (the compare is false for it),
+  // so the code after them propagates it without a select; x86 lowers each to
+  // one vmaxps/vminps.
+  Value* at_least(Value* x, double lo) { return sel(b_.CreateFCmpOLT(x, c(lo)), c(lo), x); }
+  Value* at_most(Value* x, double hi) { return sel(b_.CreateFCmpOGT(x, c(hi)), c(hi), x); }
+
+  // Cody-Waite range reduction for exp: x = n ln2 + r with n = round(x / ln2)
+  // and |r| <= ln2/2 (plus rounding). n comes from adding 1.5 * 2^mant, which
+  // leaves n in the low bits of the sum (`nbits`): no float-to-int conversion,
+  // and 2^n is one shift and one add of those bits. Needs |x / ln2| < 2^(mant-1).
+  struct ExpReduced {
+    Value* nbits;  // the integer bits of n + 1.5 * 2^mant (only the low bits matter)
+    Value* r;
+  };
+  ExpReduced reduce_exp(Value* x) {
     double ln2_hi = f64_ ? 6.93147180369123816490e-01 : 0.693359375;
     double ln2_lo = f64_ ? 1.90821492927058770002e-10 : -2.12194440e-4;
+    double magic = 1.5 * std::ldexp(1.0, mant_);
+    Value* t = fmla(x, c(1.4426950408889634), c(magic));
+    Value* n = sub(t, c(magic));
+    Value* r = fmla(n, c(-ln2_lo), fmla(n, c(-ln2_hi), x));
+    return {b_.CreateBitCast(t, ity_), r};
+  }
+  // 2^n from reduce_exp's bits: shifting by mant drops the magic constant's
+  // bits; n + bias must be in [1, 2 * bias + 1] (2 * bias + 1 gives +inf).
+  Value* pow2_bits(Value* nbits) {
+    return b_.CreateBitCast(b_.CreateAdd(b_.CreateShl(nbits, ci(mant_)), ci(int64_t(bias_) << mant_)),
+                            fty_);
+  }
+  // exp(r) on |r| <= ln2/2: kExpF32 (degree 6) / degree-13 Taylor for f64.
+  Value* exp_poly(Value* r) {
+    return f64_ ? horner(r, inverse_factorials(13, 0)) : horner(r, kExpF32);
+  }
+  // expm1(r) = r + r^2 Q(r) on the same range, without cancellation.
+  Value* expm1_poly(Value* r) {
+    Value* q = f64_ ? horner(r, inverse_factorials(13, 2)) : horner(r, kExpm1QF32);
+    return fmla(mul(r, r), q, r);
+  }
+
+  Value* exp(Value* x) {
     // Clamp so 2^n stays representable in two factors; beyond it the result is
-    // inf or 0 anyway. The floor sits where the first factor's exponent field
-    // is 0 (n1 = -bias), so lanes at it (-inf, masked softmax rows) multiply
-    // by +0 and never underflow: an underflowing multiply takes a microcode
-    // assist on Intel cores, ~8x the cost of the whole exp.
-    Value* xc = b_.CreateBinaryIntrinsic(
-        llvm::Intrinsic::minnum,
-        b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, c(f64_ ? -1418.0 : -175.5)),
-        c(f64_ ? 710.0 : 89.0));
-    Value* n = un(llvm::Intrinsic::roundeven, mul(xc, c(1.4426950408889634)));
-    Value* r = sub(sub(xc, mul(n, c(ln2_hi))), mul(n, c(ln2_lo)));
-    Value* p = horner(r, inverse_factorials(f64_ ? 13 : 7, 0));
-    Value* ni = b_.CreateFPToSI(n, ity_);
+    // inf or 0 anyway. NaN passes through the clamps and the arithmetic.
+    // The floor sits where the first factor's exponent field is 0 (n1 =
+    // -bias), so lanes at it (-inf, masked softmax rows) multiply by +0 and
+    // never underflow: an underflowing multiply takes a microcode assist on
+    // Intel cores, ~8x the cost of the whole exp.
+    Value* xc = at_most(at_least(x, f64_ ? -1418.0 : -175.5), f64_ ? 710.0 : 89.0);
+    ExpReduced red = reduce_exp(xc);
+    Value* p = exp_poly(red.r);
+    // n in two halves so subnormal results (n < 1 - bias) scale exactly.
+    double magic = 1.5 * std::ldexp(1.0, mant_);
+    Value* ni = b_.CreateSub(red.nbits, b_.CreateBitCast(c(magic), ity_));
     Value* n1 = b_.CreateAShr(ni, ci(1));
     Value* n2 = b_.CreateSub(ni, n1);
-    Value* result = mul(mul(p, pow2(n1)), pow2(n2));
-    return sel(isnan(x), x, result);
+    return mul(mul(p, pow2(n1)), pow2(n2));
   }
 
   Value* log(Value* x) {
@@ -153,7 +200,8 @@ class MathEmitter {
     Value* p = horner(x, inverse_factorials(f64_ ? 17 : 9, 2));
     Value* small = fmla(mul(x, x), p, x);
     Value* near = b_.CreateFCmpOLT(un(llvm::Intrinsic::fabs, x), c(0.5));
-    return sel(near, small, sub(exp(x), c(1)));
+    Value* r = sel(near, small, sub(exp(x), c(1)));
+    return sel(b_.CreateFCmpOEQ(x, c(0)), x, r);  // expm1(-0) = -0 (x^2 p + x gives +0)
   }
 
   Value* log1p(Value* x) {
@@ -165,15 +213,29 @@ class MathEmitter {
     return sel(b_.CreateFCmpOEQ(x, c(INFINITY)), x, r);
   }
 
+  // tanh|x| = expm1(2|x|) / (expm1(2|x|) + 2), with expm1(y) = 2^n expm1(r)
+  // + (2^n - 1) from one range reduction (2^n - 1 is exact while it fits the
+  // mantissa; beyond, the quotient rounds to 1 anyway). Near 0 (n = 0) it is
+  // expm1(r) itself, so no cancellation and no separate small-x path.
+  // |x| is clamped to 9.5 (f64: 20), where the quotient already rounds to 1.
   Value* tanh(Value* x) {
-    Value* a = un(llvm::Intrinsic::fabs, x);
-    Value* em = expm1(mul(a, c(2)));
-    Value* t = div(em, add(em, c(2)));
-    t = sel(b_.CreateFCmpOGT(a, c(f64_ ? 20.0 : 9.5)), c(1), t);
-    return copysign(t, x);
+    Value* a = at_most(un(llvm::Intrinsic::fabs, x), f64_ ? 20.0 : 9.5);
+    ExpReduced red = reduce_exp(add(a, a));
+    Value* s = pow2_bits(red.nbits);
+    Value* em = fmla(s, expm1_poly(red.r), sub(s, c(1)));
+    return copysign(div(em, add(em, c(2))), x);
   }
 
-  Value* sigmoid(Value* x) { return div(c(1), add(c(1), exp(b_.CreateFNeg(x)))); }
+  // 1 / (1 + exp(-x)) with a one-factor 2^n: -x is clamped to [-87, 89]
+  // (f64: [-708, 710]), so n runs from 1 - bias (exp(-x) is then below half
+  // an ulp of 1: the result is 1) to bias + 1, whose 2^n is +inf (result 0).
+  // Results below the smallest normal (x < -87.3) may flush to 0.
+  Value* sigmoid(Value* x) {
+    Value* w = at_most(at_least(b_.CreateFNeg(x), f64_ ? -708.0 : -87.0), f64_ ? 710.0 : 89.0);
+    ExpReduced red = reduce_exp(w);
+    Value* e = mul(exp_poly(red.r), pow2_bits(red.nbits));
+    return div(c(1), add(c(1), e));
+  }
 
   // --- the f64 cores used for f32 sin/cos/erf/pow
 
@@ -358,6 +420,11 @@ Value* emit_math_call(llvm::IRBuilder<>& b, const std::string& name,
     return convert_float(b, r, DType::F32, dt);
   }
   bool f64 = dt == DType::F64;
+  // The functions below are exact sequences (range reductions, the rounding
+  // constant in reduce_exp): emitted without fast-math flags even under
+  // CodegenOptions::fast_math, so reassociation cannot undo them.
+  llvm::IRBuilderBase::FastMathFlagGuard keep_flags(b);
+  b.clearFastMathFlags();
   MathEmitter m(b, dt, type.lanes);
   using llvm::Intrinsic::ID;
   auto intrinsic = [&](ID id) { return b.CreateUnaryIntrinsic(id, x); };

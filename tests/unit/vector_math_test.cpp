@@ -91,7 +91,7 @@ std::vector<double> sweep(const Fn& f, int n) {
 // Runs `name` elementwise over x (and y) as dtype t with `lanes` lanes.
 std::vector<double> run_call(Backend& be, const char* name, DType t, int lanes,
                              const std::vector<double>& xs, const std::vector<double>& ys,
-                             bool binary) {
+                             bool binary, const CodegenOptions& options = {}) {
   int64_t n = int64_t(xs.size());
   int64_t padded = (n + lanes - 1) / lanes * lanes;
   Buf x = make_buf("x", t), y = make_buf("y", t), out = make_buf("out", t);
@@ -101,7 +101,7 @@ std::vector<double> run_call(Backend& be, const char* name, DType t, int lanes,
   if (binary) args.push_back(Load::make(y, idx));
   Stmt body = For::make(o, make_int(0), make_int(padded / lanes), ForKind::Serial,
                         Store::make(out, idx, Call::make({t, lanes}, name, args)));
-  auto mod = be.compile({Kernel{"math", {x, y, out}, {}, body}}, {});
+  auto mod = be.compile({Kernel{"math", {x, y, out}, {}, body}}, options);
   Tensor xt = Tensor::zeros({padded}, t), yt = Tensor::zeros({padded}, t),
          ot = Tensor::zeros({padded}, t);
   for (int64_t k = 0; k < n; ++k) {
@@ -115,7 +115,7 @@ std::vector<double> run_call(Backend& be, const char* name, DType t, int lanes,
   return r;
 }
 
-double measure(Backend& be, const Fn& f, DType t, int lanes) {
+double measure(Backend& be, const Fn& f, DType t, int lanes, const CodegenOptions& options = {}) {
   std::vector<double> xs = sweep(f, 20000), ys(xs.size(), 0.0);
   if (f.binary) {
     std::vector<double> bx, by;
@@ -131,7 +131,7 @@ double measure(Backend& be, const Fn& f, DType t, int lanes) {
   // Round inputs to the type first so the reference sees what the kernel sees.
   for (double& x : xs) x = t == DType::F32 ? double(float(x)) : x;
   for (double& y : ys) y = t == DType::F32 ? double(float(y)) : y;
-  std::vector<double> got = run_call(be, f.name, t, lanes, xs, ys, f.binary);
+  std::vector<double> got = run_call(be, f.name, t, lanes, xs, ys, f.binary, options);
   double tiny =
       t == DType::F32 ? std::numeric_limits<float>::min() : std::numeric_limits<double>::min();
   double huge =
@@ -161,6 +161,52 @@ TEST(VectorMath, F32AccuracyVectorAndScalar) {
     std::printf("f32 %-8s max rel err: x8 %.3g  x1 %.3g\n", f.name, v, s);
     EXPECT_LE(v, f.f32_bound) << f.name;
     EXPECT_LE(s, f.f32_bound) << f.name;
+  }
+}
+
+// The exp family is generic IR (no target intrinsics): the same bounds hold
+// for 16 lanes on this host, on an AVX2 target (haswell: 8-wide ymm, FMA)
+// and on baseline x86-64 (SSE2, no FMA: every fmuladd is a multiply and an
+// add), in f32 and f64.
+TEST(VectorMath, ExpFamilyOnOtherTargets) {
+  auto be = make_llvm_backend();
+  for (const char* cpu : {"", "haswell", "x86-64"}) {
+    CodegenOptions options;
+    options.cpu = cpu;
+    for (const Fn& f : kFns) {
+      std::string name = f.name;
+      if (name != "exp" && name != "expm1" && name != "tanh" && name != "sigmoid" &&
+          name != "erf" && name != "log1p") {
+        continue;
+      }
+      for (DType t : {DType::F32, DType::F64}) {
+        double bound = t == DType::F32 ? f.f32_bound : f.f64_bound;
+        if (t == DType::F64 && name == "erf") continue;  // libm per lane
+        double v = measure(*be, f, t, 16, options);
+        EXPECT_LE(v, bound) << name << " " << dtype_name(t) << " cpu '" << cpu << "'";
+      }
+    }
+    // Special values in a vector: NaN, +-inf, -0 and the clamp edges.
+    const double inf = INFINITY;
+    std::vector<double> xs = {NAN, inf, -inf, -0.0, 0.0, 30, -30, 1000, -1000, 9.5, -9.5, 1e-30};
+    std::vector<double> ys(xs.size(), 0.0);
+    for (DType t : {DType::F32, DType::F64}) {
+      std::vector<double> th = run_call(*be, "tanh", t, 16, xs, ys, false, options);
+      std::vector<double> sg = run_call(*be, "sigmoid", t, 16, xs, ys, false, options);
+      std::string what = std::string(dtype_name(t)) + " cpu '" + cpu + "'";
+      EXPECT_TRUE(std::isnan(th[0]) && std::isnan(sg[0])) << what;
+      std::vector<double> th_want = {1, -1, -0.0, 0.0, 1, -1, 1, -1};
+      std::vector<double> sg_want = {1, 0, 0.5, 0.5, 1, 0, 1, 0};
+      for (size_t k = 0; k < th_want.size(); ++k) {
+        EXPECT_EQ(th[k + 1], th_want[k]) << what << " tanh(" << xs[k + 1] << ")";
+        EXPECT_EQ(std::signbit(th[k + 1]), std::signbit(th_want[k])) << what;
+        double tol = k == 4 || k == 5 ? 1e-6 : 0;  // sigmoid(+-30): 1 - 9e-14 and 9e-14
+        EXPECT_NEAR(sg[k + 1], sg_want[k], tol) << what << " sigmoid(" << xs[k + 1] << ")";
+      }
+      EXPECT_NEAR(th[9], std::tanh(9.5), 1e-7) << what;
+      EXPECT_NEAR(th[10], -std::tanh(9.5), 1e-7) << what;
+      EXPECT_EQ(th[11], t == DType::F32 ? double(1e-30f) : 1e-30) << what;
+    }
   }
 }
 
@@ -238,6 +284,8 @@ TEST(VectorMath, EdgeCases) {
       {"exp", inf, 0, inf},
       {"exp", nan, 0, nan},
       {"exp", 0, 0, 1},
+      {"exp", -0.0, 0, 1},
+      {"expm1", -0.0, 0, -0.0},
       {"log", 0, 0, -inf},
       {"log", -1, 0, nan},
       {"log", inf, 0, inf},
@@ -255,6 +303,12 @@ TEST(VectorMath, EdgeCases) {
       {"tanh", -inf, 0, -1},
       {"tanh", nan, 0, nan},
       {"tanh", 1e-30, 0, 1e-30},
+      {"tanh", -0.0, 0, -0.0},
+      {"tanh", 30, 0, 1},
+      {"tanh", -30, 0, -1},
+      {"sigmoid", 0, 0, 0.5},
+      {"sigmoid", 1000, 0, 1},
+      {"sigmoid", -1000, 0, 0},
       {"sigmoid", inf, 0, 1},
       {"sigmoid", -inf, 0, 0},
       {"sigmoid", nan, 0, nan},

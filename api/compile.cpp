@@ -91,6 +91,10 @@ const CompiledFunction::Impl& checked(const std::shared_ptr<const CompiledFuncti
 passes::LowerOptions lower_options(const passes::Target& target) {
   passes::LowerOptions lo;
   lo.target = target;
+  // The host packs an input view whose innermost stride is not 1 (rare: most
+  // views are slices or batch views); a device cannot, so GPU kernels keep
+  // every stride a parameter.
+  lo.unit_inner_stride = target.is_cpu();
   return lo;
 }
 

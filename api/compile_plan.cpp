@@ -184,6 +184,7 @@ std::unique_ptr<runtime::Executable> build_executable(const ir::Graph& g,
           if (in >= 0) {
             arg.slot = in;
             arg.packed = !b.strided;
+            arg.unit_inner = b.strided && b.unit_inner;
           } else {
             auto it = value_slot.find(b.value);
             KILN_INTERNAL_CHECK(it != value_slot.end(), context

@@ -245,6 +245,16 @@ void Executable::finalize() {
 
 namespace {
 
+// Whether a launch must get a packed copy of `t` instead of `t` itself: the
+// kernel reads it row-major, or through strides with the innermost taken to
+// be 1 (an innermost dim of size 1 is never stepped along; an empty view is
+// never read).
+bool needs_packed_copy(const Launch::Arg& arg, const Tensor& t) {
+  if (arg.packed) return !t.is_contiguous();
+  if (!arg.unit_inner || t.dim() == 0 || t.numel() == 0) return false;
+  return t.sizes().back() > 1 && t.strides().back() != 1;
+}
+
 const char* kind_name(InputSpec::Kind k) {
   switch (k) {
     case InputSpec::Kind::Int:
@@ -476,6 +486,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs, Executabl
   };
   std::vector<Tensor> args;
   std::vector<int64_t> scalars;
+  std::vector<Tensor> packed_inputs(slots_.size());  // per slot, made on first need
   args.reserve(max_launch_args_);
   scalars.reserve(max_launch_scalars_);
   int64_t live_intermediates = 0;
@@ -512,14 +523,21 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs, Executabl
         any_written = true;
         all_empty = all_empty && t.numel() == 0;
       }
-      if (arg.packed && !t.is_contiguous()) {
+      if (needs_packed_copy(arg, t)) {
         // Only inputs can be strided, and only the host packs.
         KILN_USER_CHECK(l.device.is_cpu(),
                         name_ << ": " << slot_origin(s) << " is a non-contiguous view on "
                               << l.device.str() << ", and kernel " << l.name
                               << " needs it packed, which Kiln cannot do there; pass a "
                                  "contiguous tensor");
-        args.push_back(t.contiguous());
+        // Packed once per call, however many kernels read it.
+        Tensor& copy = packed_inputs[size_t(s)];
+        if (!copy.defined()) {
+          copy = t.contiguous();
+          ++local.copies;
+          local.copied_bytes += copy.numel() * int64_t(dtype_size(copy.dtype()));
+        }
+        args.push_back(copy);
       } else {
         args.push_back(t);
       }

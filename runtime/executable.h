@@ -146,6 +146,9 @@ struct Launch {
     int slot = 0;
     bool packed = true;    // the kernel indexes it row-major: pass a packed copy if needed
     bool written = false;  // an output or scratch of this kernel
+    // Not packed: the kernel takes the innermost stride to be 1 (passes only
+    // the outer ones): a view whose innermost stride is not 1 is packed.
+    bool unit_inner = false;
   };
   std::vector<Arg> args;
   std::vector<ScalarRecipe> scalars;

@@ -90,7 +90,10 @@ Operand buffer_operand(LowerContext& ctx, int index, const ir::Type& type) {
   const BufferParam& p = ctx.buffers()[size_t(index)];
   std::vector<Expr> strides;
   if (p.strided) {
-    for (size_t d = 0; d < p.shape.size(); ++d) strides.push_back(ctx.stride_param(index, int(d)));
+    for (size_t d = 0; d < p.shape.size(); ++d) {
+      const bool inner = d + 1 == p.shape.size();
+      strides.push_back(inner && p.unit_inner ? make_int(1) : ctx.stride_param(index, int(d)));
+    }
   } else {
     strides = packed_strides(p.shape);
   }
@@ -186,6 +189,7 @@ class GroupLowering {
       bool strided = ctx_.options().strided_inputs && producer == nullptr;
       int idx = ctx_.add_buffer(v, BufferRole::Input, buffer_name(names_, v), v->type().dtype(),
                                 ctx_.dims(v->type().dims()), strided);
+      ctx_.buffers()[size_t(idx)].unit_inner = strided && ctx_.options().unit_inner_stride;
       o = buffer_operand(ctx_, idx, v->type());
     }
     values_[v] = o;

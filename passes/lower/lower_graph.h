@@ -29,6 +29,12 @@ struct LowerOptions {
   // they are read through strides passed as scalar parameters. When false they
   // are assumed packed row-major and strides are folded into the index math.
   bool strided_inputs = true;
+  // With strided_inputs: the innermost stride of each input is the constant
+  // 1 (only the outer strides are parameters), so inputs load as vectors and
+  // the index math folds; the executable packs an input whose innermost
+  // stride is not 1 (runtime::Launch::Arg::unit_inner). compile() sets it for
+  // CPU targets.
+  bool unit_inner_stride = false;
   // The machine the kernel is for (which algorithms apply; GEMM/conv
   // blocking and vector widths on a CPU).
   Target target;
@@ -53,6 +59,7 @@ struct BufferParam {
   Tensor constant;                   // Constant: the data
   std::vector<loop::Expr> shape;     // dims as expressions of symbolic-dim Vars
   bool strided = false;              // Input only: strides come as scalar parameters
+  bool unit_inner = false;           // strided: all but the innermost (which is 1)
 };
 
 enum class ScalarRole : uint8_t {

@@ -96,7 +96,7 @@ TEST_P(Compile, ZeroRowsGiveEmptyOutputs) {
   EXPECT_EQ(st.skipped, 1);  // the one fused kernel
 }
 
-TEST_P(Compile, NonContiguousInputsAreReadInPlace) {
+TEST_P(Compile, NonContiguousInputsMatchTheInterpreter) {
   auto g = mlp_like();
   CompiledFunction f = compile(*g, opts());
   Tensor base = random_tensor({4, 9}, DType::F32, 5);
@@ -106,6 +106,51 @@ TEST_P(Compile, NonContiguousInputsAreReadInPlace) {
   Tensor wbcast = wb.view_as_strided({4}, {0}, 3);  // one element broadcast
   expect_matches_interpreter(*g, f, {xt, ws});
   expect_matches_interpreter(*g, f, {xt, wbcast});
+}
+
+// CPU kernels take an input's innermost stride to be 1: a view with outer
+// strides only (a slice, a batch view) is read in place, one whose innermost
+// stride is not 1 is packed once per call, however many kernels read it.
+TEST_P(Compile, InputViewsArePackedOnlyWhenTheirInnermostStrideIsNot1) {
+  auto g = std::make_unique<ir::Graph>("two_readers");
+  ir::Value* x =
+      g->add_input("x", ir::Type::tensor(DType::F32, {Dim::sym("N"), Dim::sym("M")}));
+  g->set_outputs({g->apply1("exp", {x}), g->apply1("neg", {x})});
+  CompileOptions o = opts();
+  o.fuse = false;  // two kernels read x
+  CompiledFunction f = compile(*g, o);
+  Tensor base = random_tensor({9, 8}, DType::F32, 7);
+  const bool host = o.device.is_cpu();
+  struct Case {
+    const char* what;
+    Tensor view;
+    int host_copies;
+  };
+  const Case cases[] = {
+      {"packed", base, 0},
+      {"a column slice", base.view_as_strided({9, 5}, {8, 1}, 2), 0},
+      {"every other row", base.view_as_strided({4, 8}, {16, 1}, 8), 0},
+      {"a transpose", base.view_as_strided({8, 9}, {1, 8}, 0), 1},
+      {"every other column", base.view_as_strided({9, 4}, {8, 2}, 1), 1},
+      {"a broadcast row", base.view_as_strided({3, 8}, {0, 1}, 16), 0},
+      {"a broadcast column", base.view_as_strided({9, 6}, {8, 0}, 0), 1},
+      {"a strided column of width 1", base.view_as_strided({9, 1}, {8, 3}, 0), 0},
+      {"an empty transpose", base.view_as_strided({0, 9}, {1, 8}, 0), 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    CallStats st;
+    std::vector<Tensor> out = f.run({c.view}, &st);
+    std::vector<Tensor> want = ir::interpret(*g, {c.view});
+    ASSERT_EQ(out.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_TRUE(tensors_close(out[i], want[i], 1e-5, 1e-5)) << "output " << i;
+    }
+    if (host) {
+      EXPECT_EQ(st.copies, c.host_copies);
+      EXPECT_EQ(st.copied_bytes, c.host_copies * c.view.numel() * 4);
+    }
+  }
 }
 
 TEST_P(Compile, BadInputsGiveMessagesNamingThem) {

@@ -6,6 +6,8 @@
 // transposed and strided inputs (views and inlined transposes), and symbolic
 // dims compiled once and run at several sizes. The heuristic's choices and
 // their reasons are checked too.
+#include <cmath>
+
 #include "api/target.h"
 #include "gemm_test_util.h"
 #include "passes/lower/cpu/gemm.h"
@@ -344,6 +346,10 @@ TEST(Gemm, HeuristicPicksByShape) {
   EXPECT_EQ(chosen({4096, 256}, {256, 256}, &why), "gemm.small");  // B fits in L2
   EXPECT_NE(why.find("fits in L2"), std::string::npos) << why;
   EXPECT_EQ(chosen({8, 2048}, {2048, 2048}, &why), "gemm.small");  // few rows
+  // B fits in L2 but not in a quarter of it: read in place it streams a row
+  // stride apart, so it is packed (SGEMM 512 on a 2 MiB L2).
+  const int64_t half_l2 = int64_t(std::sqrt(double(api::host_target().cpu.l2_bytes) / 8));
+  EXPECT_EQ(chosen({2048, half_l2}, {half_l2, half_l2}, &why), "gemm.packed") << why;
 
   EXPECT_EQ(chosen({1, 512}, {512, 512}), "gemv");
   EXPECT_EQ(chosen({512, 512}, {512}), "gemv");

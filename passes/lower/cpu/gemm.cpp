@@ -349,14 +349,33 @@ Stmt pack_panel(LowerContext& ctx, const GemmSpec& spec, const Buf& dst, const E
     // being written stays in L1. (Unrolling the rows instead makes `width`
     // streams, 64 for B, which LLVM's loop strength reduction takes ~100 ms
     // to untangle.)
-    constexpr int64_t kStep = 16;
+    constexpr int64_t kStep = 16, kGroup = 8;
     const std::string& kn = k.as<Var>()->name;
     Expr kb = ctx.loop_var("kb"), kk = ctx.loop_var("kk"), kt = ctx.loop_var("kt");
     Expr full = simplify(K / make_int(kStep));
     Stmt block = For::make(kk, make_int(0), make_int(kStep), ForKind::Unrolled,
                            substitute(s, kn, kb * make_int(kStep) + kk));
-    Stmt main = For::make(kb, make_int(0), full, ForKind::Serial,
-                          For::make(r, make_int(0), make_int(width), ForKind::Serial, block));
+    Stmt main;
+    if (width % kGroup == 0) {
+      // Rows in groups of kGroup, each group over all of K, k outside the
+      // rows: the stores of one k step are kGroup consecutive elements (half
+      // a cache line, committed in pairs) and only kGroup rows are streamed
+      // at a time. Against kStep elements of each row in turn (16 stores to 16
+      // lines per row, all of a B panel's 64 rows per block), packing a
+      // 4096 x 1024 linear weight took 1.66 instead of 2.43 ms on one Xeon
+      // core (1024 x 4096: 2.16 against 2.99).
+      Expr rg = ctx.loop_var("rg"), rr = ctx.loop_var("rr"), k2 = ctx.loop_var("k2");
+      Stmt g = substitute(substitute(s, r.as<Var>()->name, rg * make_int(kGroup) + rr), kn,
+                          kb * make_int(kStep) + k2);
+      main = For::make(
+          rg, make_int(0), make_int(width / kGroup), ForKind::Serial,
+          For::make(kb, make_int(0), full, ForKind::Serial,
+                    For::make(k2, make_int(0), make_int(kStep), ForKind::Serial,
+                              For::make(rr, make_int(0), make_int(kGroup), ForKind::Unrolled, g))));
+    } else {
+      main = For::make(kb, make_int(0), full, ForKind::Serial,
+                       For::make(r, make_int(0), make_int(width), ForKind::Serial, block));
+    }
     Expr r2 = ctx.loop_var("r");
     Stmt rest = For::make(kt, make_int(0), simplify(K - full * make_int(kStep)), ForKind::Serial,
                           For::make(r2, make_int(0), make_int(width), ForKind::Serial,

@@ -9,6 +9,7 @@
 #include "codegen/cuda/emitter_internal.h"
 #include "codegen/cuda/prelude.h"
 #include "ir/loop/canonical.h"
+#include "ir/loop/prefetch.h"
 #include "ir/loop/visitor.h"
 #include "ir/loop/warp_mma.h"
 #include "kiln/error.h"
@@ -144,6 +145,8 @@ void KernelEmitter::stmt(const Stmt& s) {
       if (s.as<loop::ExternCall>()->name == loop::kWarpMmaCall) {
         return warp_mma(s.as<loop::ExternCall>());
       }
+      // A CPU cache hint (the CPU schedule inserts it): nothing on the device.
+      if (s.as<loop::ExternCall>()->name == loop::kPrefetchCall) return;
       not_gpu_code("an extern call '" + s.as<loop::ExternCall>()->name + "'");
     case loop::NodeKind::IntImm:
     case loop::NodeKind::FloatImm:

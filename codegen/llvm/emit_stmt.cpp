@@ -15,6 +15,7 @@
 
 #include "codegen/llvm/emitter.h"
 #include "ir/loop/analysis.h"
+#include "ir/loop/prefetch.h"
 #include "ir/loop/visitor.h"
 #include "kiln/error.h"
 
@@ -516,6 +517,7 @@ void Emitter::emit_if(const loop::IfThenElse* op) {
 }
 
 void Emitter::emit_extern_call(const loop::ExternCall* op) {
+  if (op->name == loop::kPrefetchCall) return emit_prefetch(op);
   std::vector<llvm::Type*> types;
   std::vector<llvm::Value*> args;
   for (const loop::Buf& b : op->bufs) {
@@ -529,6 +531,20 @@ void Emitter::emit_extern_call(const loop::ExternCall* op) {
     args.push_back(v);
   }
   b_.CreateCall(declare_c_function(op->name, b_.getVoidTy(), types), args);
+}
+
+// llvm.prefetch of one element's line (ir/loop/prefetch.h). The address may
+// lie outside the buffer, so its GEP is a plain (not inbounds) one.
+void Emitter::emit_prefetch(const loop::ExternCall* op) {
+  KILN_INTERNAL_CHECK(op->bufs.size() == 1 && op->args.size() == 2,
+                      "llvm backend: " << op->name << " takes one buffer, an index and a level");
+  int64_t level = 0;
+  KILN_INTERNAL_CHECK(loop::is_const_int(op->args[1], &level) && level >= 0 && level <= 2,
+                      "llvm backend: " << op->name << " level must be 0, 1 or 2");
+  llvm::Value* ptr = element_ptr(op->bufs[0], emit(op->args[0]));
+  // locality 3 is prefetcht0 (L1), 2 prefetcht1 (L2), 1 prefetcht2.
+  b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {ptr->getType()},
+                     {ptr, b_.getInt32(0), b_.getInt32(int32_t(3 - level)), b_.getInt32(1)});
 }
 
 void emit_kernels(llvm::Module& module, const std::vector<loop::Kernel>& kernels, bool fast_math) {

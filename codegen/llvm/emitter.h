@@ -79,6 +79,7 @@ class Emitter {
   void emit_allocate(const loop::Allocate* op);
   void emit_if(const loop::IfThenElse* op);
   void emit_extern_call(const loop::ExternCall* op);
+  void emit_prefetch(const loop::ExternCall* op);
   llvm::AllocaInst* entry_alloca(llvm::Type* type, llvm::Value* count, const std::string& name);
   // The status word: begin_status at a function's entry (status may be
   // null: no checks), note_status where a check fails in some lane of

@@ -13,6 +13,7 @@
 
 #include "ir/loop/analysis.h"
 #include "ir/loop/extra_math.h"
+#include "ir/loop/prefetch.h"
 #include "ir/loop/warp.h"
 #include "ir/loop/warp_mma.h"
 #include "kiln/element.h"
@@ -697,6 +698,7 @@ void Evaluator::exec(const Stmt& s) {
       return;
     case NodeKind::ExternCall:
       if (s.as<ExternCall>()->name == kWarpMmaCall) return exec_warp_mma(s.as<ExternCall>());
+      if (s.as<ExternCall>()->name == kPrefetchCall) return;  // a hint: no effect on values
       KILN_USER_ERROR("loop_eval: extern call '" << s.as<ExternCall>()->name
                                                  << "' cannot be evaluated (no CPU routine)");
     default:

@@ -371,14 +371,18 @@ Kernel default_schedule(const Kernel& k, ir::OpCategory category, const Schedule
     }
     // A nest its lowering scheduled versions its own operand reads (a packed
     // GEMM versions only its packing, not the micro-kernel).
-    if (used.empty() || child_loops(p).empty() || has_scheduled_loop(p)) {
-      p = schedule_nest(p, category, target);
+    if (has_scheduled_loop(p)) continue;
+    auto nest = [&](const Stmt& n) {
+      return prefetch_next_rows(schedule_nest(n, category, target), k.buffers,
+                                target.prefetch_rows_level);
+    };
+    if (used.empty() || child_loops(p).empty()) {
+      p = nest(p);
       continue;
     }
     Stmt versions = specialize(p, used);
     const IfThenElse* v = versions.as<IfThenElse>();
-    p = IfThenElse::make(v->cond, schedule_nest(v->then_case, category, target),
-                         schedule_nest(v->else_case, category, target));
+    p = IfThenElse::make(v->cond, nest(v->then_case), nest(v->else_case));
   }
   out.body = simplify(Block::make(parts));
   return out;

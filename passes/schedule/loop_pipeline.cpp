@@ -58,6 +58,9 @@ ScheduleTarget cpu_schedule_target(const LoopPipelineOptions& o) {
   const int64_t per_core = int64_t(16) << 20;
   st.stream_store_bytes =
       std::min<int64_t>(o.target.cpu.l3_bytes, per_core * std::max(1, o.target.cpu.cores));
+  // Row ops prefetch their next row while computing from cache (L2: see
+  // docs/schedules.md, "Prefetching the next row").
+  st.prefetch_rows_level = 1;
   return st;
 }
 

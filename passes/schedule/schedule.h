@@ -188,6 +188,9 @@ struct ScheduleTarget {
   // `stream(value, big)` (mark_stream_stores) when the kernel writes at least
   // this many bytes through them; 0 never marks.
   int64_t stream_store_bytes = 0;
+  // prefetch_next_rows's cache level for row loops (0 = L1, 1 = L2, 2 = last
+  // level); -1 inserts no prefetches.
+  int prefetch_rows_level = -1;
 };
 
 // Streaming stores: each Store of `s` to one of `kernel_buffers` that no later
@@ -202,6 +205,18 @@ struct ScheduleTarget {
 // returns the value).
 loop::Stmt mark_stream_stores(const loop::Stmt& s, const std::vector<loop::Buf>& kernel_buffers,
                               const std::vector<loop::Stmt>& later, int64_t min_bytes);
+
+// Software prefetch of the next row (prefetch_rows.cpp): in each loop R
+// (not vectorized) whose body holds two or more loops in sequence (the passes
+// of a row op over one row), the innermost loops of a later pass that call an
+// intrinsic (exp, log, ...) and load a kernel buffer contiguously
+// (ramp(base, 1, lanes)) that an earlier pass of the same iteration of R
+// already loaded get, first in their body, one
+// `call kiln_prefetch(buf, base[R := R + 1], level)` per such load
+// (ir/loop/prefetch.h): the next row is fetched while this one computes
+// from cache. Values are unchanged; level < 0 returns `s` as it is.
+loop::Stmt prefetch_next_rows(const loop::Stmt& s, const std::vector<loop::Buf>& kernel_buffers,
+                              int level);
 
 // The schedule a lowered kernel gets unless a tuned one replaces it (see
 // docs/schedules.md for the nests it produces):

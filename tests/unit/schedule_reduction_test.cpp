@@ -191,6 +191,7 @@ void check_op(const std::string& op, const std::vector<test::In>& ins, const ir:
   std::vector<Kernel> scheduled;
   ScheduleTarget t;
   t.parallel_grain = 64;
+  t.prefetch_rows_level = 1;  // as the CPU pipeline schedules: values are unchanged
   for (size_t i = 0; i < ks.size(); ++i) {
     scheduled.push_back(default_schedule(ks[i], plans[i].category, t));
   }
@@ -266,6 +267,58 @@ TEST(ScheduleReduction, NormalizationsMatch) {
   // exp runs once per element: the output row is written, then scaled in place.
   check_op("softmax", {random_tensor({3, 100}, DType::F32, 1)}, {{"dim", int64_t{-1}}}, false,
            "v0[ramp(");
+  // The exp pass (it reads the row the max pass brought into cache) fetches
+  // the next row; so does log_softmax's sum of exp.
+  check_op("softmax", {random_tensor({3, 100}, DType::F32, 1)}, {{"dim", int64_t{-1}}}, false,
+           "call kiln_prefetch(in0, (((i0 + 1) * in0_s0) + ");
+  check_op("log_softmax", {random_tensor({5, 1023}, DType::F64, 1)}, {{"dim", int64_t{-1}}},
+           false, "call kiln_prefetch(in0, ");
+}
+
+// prefetch_next_rows on a hand-built row loop: only a later pass that calls
+// an intrinsic and re-reads a row an earlier pass loaded gets a prefetch.
+TEST(ScheduleReduction, PrefetchNextRows) {
+  Buf x = make_buf("x", DType::F32), y = make_buf("y", DType::F32);
+  Buf acc = make_buf("acc", DType::F32);
+  Expr i = var("i"), c = var("c"), at = Ramp::make(i * var("n") + c * make_int(8), make_int(1), 8);
+  auto pass = [&](Stmt body) {
+    return For::make(c, make_int(0), make_int(4), ForKind::Serial, std::move(body));
+  };
+  Expr a0 = Load::make(acc, make_int(0));
+  Stmt max_pass = pass(Store::make(y, at, Load::make(x, at)));
+  Stmt exp_pass = pass(Store::make(y, at, Call::make({DType::F32, 8}, "exp", {Load::make(x, at)})));
+  Stmt plain_pass = pass(Store::make(y, at, Load::make(x, at) + Broadcast::make(a0, 8)));
+  auto rows = [&](std::vector<Stmt> passes) {
+    return For::make(i, make_int(0), var("m"), ForKind::Parallel, Block::make(std::move(passes)));
+  };
+  EXPECT_EQ(to_string(prefetch_next_rows(rows({max_pass, exp_pass}), {x, y}, 1)),
+            "for (i, 0, m) parallel {\n"
+            "  for (c, 0, 4) {\n"
+            "    y[ramp(((i * n) + (c * 8)), 1, 8)] = x[ramp(((i * n) + (c * 8)), 1, 8)]\n"
+            "  }\n"
+            "  for (c, 0, 4) {\n"
+            "    call kiln_prefetch(x, (((i + 1) * n) + (c * 8)), 1)\n"
+            "    y[ramp(((i * n) + (c * 8)), 1, 8)] = exp(x[ramp(((i * n) + (c * 8)), 1, 8)])\n"
+            "  }\n"
+            "}\n");
+  // No intrinsic in the later pass, the first pass alone, a scratch row, or a
+  // negative level: nothing to add.
+  Stmt no_call = rows({max_pass, plain_pass});
+  EXPECT_TRUE(equal(prefetch_next_rows(no_call, {x, y}, 1), no_call));
+  Stmt first = rows({exp_pass, max_pass});
+  EXPECT_TRUE(equal(prefetch_next_rows(first, {x, y}, 1), first));
+  Stmt both = rows({max_pass, exp_pass});
+  EXPECT_TRUE(equal(prefetch_next_rows(both, {y}, 1), both));
+  EXPECT_TRUE(equal(prefetch_next_rows(both, {x, y}, -1), both));
+  // The prefetch changes no value in the loop evaluator, even past the last row.
+  Stmt fetched = prefetch_next_rows(both, {x, y}, 0);
+  Tensor in = random_tensor({3, 32}, DType::F32, 7);
+  Tensor out_plain = Tensor::zeros({3, 32}, DType::F32), out = Tensor::zeros({3, 32}, DType::F32);
+  Stmt whole_plain = Allocate::make(acc, make_int(1), MemoryScope::Stack, both);
+  Stmt whole = Allocate::make(acc, make_int(1), MemoryScope::Stack, fetched);
+  eval_stmt(whole_plain, {{x, in}, {y, out_plain}}, {{"n", 32}, {"m", 3}});
+  eval_stmt(whole, {{x, in}, {y, out}}, {{"n", 32}, {"m", 3}});
+  EXPECT_TRUE(out.equal(out_plain));
 }
 
 // Non-contiguous inputs take the general (stride-parameter) version.

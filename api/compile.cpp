@@ -202,6 +202,7 @@ std::vector<loop::Kernel> schedule_kernels(const std::vector<loop::Kernel>& lowe
   lo.schedule = o.schedule;
   // The pool cannot be resized per function; one thread means "no parallel loops".
   lo.parallel = o.num_threads != 1;
+  lo.unit_inner_strides = lower_options(target).unit_inner_stride;
   passes::run_loop_pipeline(program, lo, print);
   return std::move(program.kernels);
 }

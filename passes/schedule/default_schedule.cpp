@@ -360,7 +360,9 @@ Kernel default_schedule(const Kernel& k, ir::OpCategory category, const Schedule
     parts = {k.body};
   }
   std::vector<std::pair<std::string, int64_t>> guesses;
-  if (target.vector_width > 1) guesses = schedule_detail::unit_stride_guesses(k);
+  if (target.vector_width > 1 && target.version_unit_strides) {
+    guesses = schedule_detail::unit_stride_guesses(k);
+  }
   for (size_t i = 0; i < parts.size(); ++i) {
     Stmt& p = parts[i];
     std::vector<Stmt> later(parts.begin() + long(i) + 1, parts.end());

@@ -61,6 +61,7 @@ ScheduleTarget cpu_schedule_target(const LoopPipelineOptions& o) {
   // Row ops prefetch their next row while computing from cache (L2: see
   // docs/schedules.md, "Prefetching the next row").
   st.prefetch_rows_level = 1;
+  st.version_unit_strides = !o.unit_inner_strides;
   return st;
 }
 

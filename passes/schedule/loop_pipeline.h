@@ -38,6 +38,9 @@ struct LoopPipelineOptions {
   Target target;
   bool schedule = true;  // false: kernels keep their lowered loops (CPU)
   bool parallel = true;  // CPU: outer loops may run on the thread pool
+  // CPU: the kernels were lowered with LowerOptions::unit_inner_stride (no
+  // input has a last-dim stride parameter to version on).
+  bool unit_inner_strides = false;
   GpuScheduleOptions gpu;  // CUDA: the GPU schedules' choices
 };
 

@@ -191,6 +191,12 @@ struct ScheduleTarget {
   // prefetch_next_rows's cache level for row loops (0 = L1, 1 = L2, 2 = last
   // level); -1 inserts no prefetches.
   int prefetch_rows_level = -1;
+  // Nests reading an input through a stride parameter of its last dim are
+  // versioned on that stride being 1 (unit_stride_guesses). Off when the
+  // lowering already made every input's innermost stride the constant 1
+  // (LowerOptions::unit_inner_stride): the guess would then pick an outer
+  // stride, and its version would never run.
+  bool version_unit_strides = true;
 };
 
 // Streaming stores: each Store of `s` to one of `kernel_buffers` that no later

@@ -52,7 +52,10 @@ const For* find_loop(const Stmt& s, const std::string& name) {
   return finder.found;
 }
 
-// The loops directly inside `s` (not those nested in them).
+}  // namespace
+
+namespace schedule_detail {
+
 std::vector<const For*> child_loops(const Stmt& s) {
   struct Collector : IRVisitor {
     using IRVisitor::visit_node;
@@ -62,6 +65,12 @@ std::vector<const For*> child_loops(const Stmt& s) {
   c.visit(s);
   return c.loops;
 }
+
+}  // namespace schedule_detail
+
+namespace {
+
+using schedule_detail::child_loops;
 
 // Buffers allocated inside `s`: scratch, not memory the kernel streams over.
 BufSet scratch_of(const Stmt& s) {

@@ -17,6 +17,7 @@
 #include "ir/loop/simplify.h"
 #include "ir/loop/visitor.h"
 #include "passes/schedule/schedule.h"
+#include "passes/schedule/schedule_internal.h"
 
 namespace kiln::passes {
 
@@ -26,16 +27,8 @@ namespace {
 
 using BufSet = std::set<const BufferNode*>;
 
-// The loops directly inside `s` (not those nested in them), in program order.
-std::vector<const For*> passes_of(const Stmt& s) {
-  struct Collector : IRVisitor {
-    using IRVisitor::visit_node;
-    std::vector<const For*> loops;
-    void visit_node(const For* op) override { loops.push_back(op); }
-  } c;
-  c.visit(s);
-  return c.loops;
-}
+// The passes over a row: the loops directly inside its loop's body.
+using schedule_detail::child_loops;
 
 // What one pass does: the kernel buffers it loads at an index that moves
 // with the row, and its innermost loops.
@@ -58,7 +51,7 @@ PassInfo pass_info(const For* pass, const std::string& row, const BufSet& kernel
     PassInfo::Inner* inner = nullptr;  // the innermost loop being walked
     Walker(const std::string& r, const BufSet& k) : row(r), kernel(k) {}
     void visit_node(const For* op) override {
-      if (!passes_of(op->body).empty()) return IRVisitor::visit_node(op);
+      if (!child_loops(op->body).empty()) return IRVisitor::visit_node(op);
       info.inner.push_back({op, false, {}});
       inner = &info.inner.back();
       IRVisitor::visit_node(op);
@@ -111,7 +104,7 @@ class RowPrefetcher : public IRMutator {
   using IRMutator::visit;
   Stmt visit(const For* op, const Stmt& self) override {
     if (op->for_kind == ForKind::Vectorized) return self;
-    std::vector<const For*> passes = passes_of(op->body);
+    std::vector<const For*> passes = child_loops(op->body);
     if (passes.size() < 2) return IRMutator::visit(op, self);
     const std::string& row = op->var.as<Var>()->name;
     Expr next = op->var + make_int(1);

@@ -21,6 +21,9 @@
 
 namespace kiln::passes::schedule_detail {
 
+// The loops directly inside `s` (not those nested in them), in program order.
+std::vector<const loop::For*> child_loops(const loop::Stmt& s);
+
 // Rewrites one loop: returns its replacement, or sets *why_not and returns an
 // undefined Stmt when the loop cannot be rewritten.
 using LoopRewrite = std::function<loop::Stmt(const loop::For*, std::string* why_not)>;

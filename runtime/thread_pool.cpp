@@ -127,7 +127,11 @@ class ThreadPool {
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
 #endif
-      if ((i & 63) == 63 && steady_ns() > until) return;
+      if ((i & 63) == 63) {
+        if (steady_ns() > until) return;
+        // Under load the other thread of this job may share this core: let it run.
+        std::this_thread::yield();
+      }
     }
   }
   static constexpr int64_t kSpinNs = 200'000;

@@ -115,6 +115,8 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
     Expr c0 = Var::make(i64_t(), ctx.fresh("c0"));
     Expr cn = Var::make(i64_t(), ctx.fresh("cn"));
     Expr nsb = Var::make(i64_t(), ctx.fresh("nsb"));
+    // The vectors holding the chunk's keys (the lanes past cn are -inf).
+    Expr nvec = Var::make(i64_t(), ctx.fresh("nvec"));
     std::vector<Stmt> chunk;
     {
       Expr sb = ctx.loop_var("sb");
@@ -124,18 +126,28 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
       block.push_back(s.update(
           D, [&](const Expr& i, const Expr& d) { return cast_to(spec.q(bi, row(i), d), acc); },
           [&](const Expr& j, const Expr& d) { return Load::make(kt, d * sp + j0 + j); }));
-      block.push_back(s.each([&](const Expr& i, const Expr& j, const Expr& c) {
-        Expr key = j0 + j;
-        Expr in = key < S;
-        Expr scored =
-            guard_loads(cast_to(spec.score(bi, row(i), min(key, S - make_int(1))), acc), in);
-        // Causal: the keys past the query's index are -inf (a compare, not the
-        // mask's values).
-        Expr keep = spec.causal ? (in && key <= i0 + i) : in;
-        Expr value = Select::make(keep, scored, lowest(acc));
-        return LetStmt::make(spec.score_var, cast_to(c, spec.score_var.type().dtype),
-                             Store::make(pb, slot(i, sb * make_int(NS) + j), value));
-      }));
+      auto scores = [&](bool edge) {
+        return s.each([&](const Expr& i, const Expr& j, const Expr& c) {
+          Expr key = j0 + j;
+          Expr value = cast_to(spec.score(bi, row(i), key), acc);
+          if (edge) {
+            Expr in = key < S;
+            Expr scored =
+                guard_loads(cast_to(spec.score(bi, row(i), min(key, S - make_int(1))), acc), in);
+            // Causal: the keys past the query's index are -inf (a compare, not
+            // the mask's values).
+            Expr keep = spec.causal ? (in && key <= i0 + i) : in;
+            value = Select::make(keep, scored, lowest(acc));
+          }
+          return LetStmt::make(spec.score_var, cast_to(c, spec.score_var.type().dtype),
+                               Store::make(pb, slot(i, sb * make_int(NS) + j), value));
+        });
+      };
+      // Only the sub-block that crosses S or (causal) the diagonal compares
+      // indices; the others store the scores as they are.
+      Expr inner = j0 + make_int(NS) <= S;
+      if (spec.causal) inner = inner && j0 + make_int(NS - 1) <= i0;
+      block.push_back(IfThenElse::make(simplify(inner), scores(false), scores(true)));
       chunk.push_back(For::make(sb, zero, nsb, ForKind::Serial,
                                 LetStmt::make(j0, c0 + sb * make_int(NS), Block::make(block))));
     }
@@ -161,12 +173,11 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
       return Block::make(tree);
     };
     auto sel_max = [](const Expr& a, const Expr& b) { return Select::make(b > a, b, a); };
-    const int64_t nvs = nv_s;
     Expr u = ctx.loop_var("u");
     chunk.push_back(tile([&](const Expr& i, const Expr& l) {
       return Store::make(mxb, lane(i, l), lowest(acc));
     }));
-    chunk.push_back(For::make(u, zero, nsb * make_int(nvs), ForKind::Serial,
+    chunk.push_back(For::make(u, zero, nvec, ForKind::Serial,
                               tile([&](const Expr& i, const Expr& l) {
                                 Expr p = Load::make(pb, slot(i, u * make_int(lanes) + l));
                                 return Store::make(mxb, lane(i, l),
@@ -190,7 +201,7 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
     }));
     Expr u2 = ctx.loop_var("u");
     chunk.push_back(For::make(
-        u2, zero, nsb * make_int(nvs), ForKind::Serial, tile([&](const Expr& i, const Expr& l) {
+        u2, zero, nvec, ForKind::Serial, tile([&](const Expr& i, const Expr& l) {
           Expr e = Var::make({acc, 1}, ctx.fresh("e"));
           Expr at = slot(i, u2 * make_int(lanes) + l);
           return LetStmt::make(
@@ -219,6 +230,7 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
         }));
     Expr keys = spec.causal ? simplify(min(S, i0 + make_int(mr))) : S;
     Stmt kbody = Block::make(chunk);
+    kbody = LetStmt::make(nvec, ceil_div(cn, lanes), kbody);
     kbody = LetStmt::make(nsb, ceil_div(cn, NS), kbody);
     kbody = LetStmt::make(cn, min(make_int(KC), keys - c0), kbody);
     kbody = LetStmt::make(c0, kc * make_int(KC), kbody);

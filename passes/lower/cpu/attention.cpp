@@ -238,13 +238,19 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
 
     Stmt out = o.each(
         [&](const Expr& i, const Expr& e, const Expr& c) {
-          Expr value = c / Load::make(lb, i);
+          Expr value = c * Load::make(ab, i);
           value = simplify(Select::make(S == zero, imm(acc, 0), value));
           if (whole) return spec.store(bi, i0 + i, e, value);
           return IfThenElse::make(e < dv, spec.store(bi, i0 + i, e, value));
         },
         [&](const Expr& i) { return i0 + i < T; });
-    Stmt rows = Block::make({Block::make(init), kloop, out});
+    // 1 / l per row (in alpha's slots), then products: mr * nv_o vector
+    // divides were ~10 cycles each (a row of 0 / 0 is still NaN: 0 * inf).
+    std::vector<Stmt> recip;
+    for (int i = 0; i < mr; ++i) {
+      recip.push_back(Store::make(ab, make_int(i), imm(acc, 1) / Load::make(lb, make_int(i))));
+    }
+    Stmt rows = Block::make({Block::make(init), kloop, Block::make(recip), out});
     rows = s.allocate(o.allocate(rows));
     for (const Buf& b : {pb, mb, lb, ab, msb, mxb, smb}) {
       int64_t n = b.get() == pb.get() ? mr * KC : mr;

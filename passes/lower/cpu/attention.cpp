@@ -79,10 +79,24 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
     // loop without clamps or guards, and a fill).
     Expr pj = ctx.loop_var("j"), pd = ctx.loop_var("d");
     Expr zj = ctx.loop_var("j"), zd = ctx.loop_var("d");
+    // A static D that is a multiple of 8 copies 8 elements a loop step
+    // (unrolled: the loop's own increments and branch were most of a copy).
+    int64_t dconst = 0;
+    const bool unroll8 = is_const_int(simplify(D), &dconst) && dconst % 8 == 0 && dconst > 0;
+    Stmt copy_row;
+    if (unroll8) {
+      Expr pu = ctx.loop_var("u");
+      Expr d = pd * make_int(8) + pu;
+      copy_row = For::make(
+          pd, zero, make_int(dconst / 8), ForKind::Serial,
+          For::make(pu, zero, make_int(8), ForKind::Unrolled,
+                    Store::make(kt, d * sp + pj, cast_to(spec.kt(bi, d, pj), acc))));
+    } else {
+      copy_row = For::make(pd, zero, D, ForKind::Serial,
+                           Store::make(kt, pd * sp + pj, cast_to(spec.kt(bi, pd, pj), acc)));
+    }
     Stmt pack = Block::make({
-        For::make(pj, zero, kend, ForKind::Serial,
-                  For::make(pd, zero, D, ForKind::Serial,
-                            Store::make(kt, pd * sp + pj, cast_to(spec.kt(bi, pd, pj), acc)))),
+        For::make(pj, zero, kend, ForKind::Serial, copy_row),
         For::make(zd, zero, D, ForKind::Serial,
                   For::make(zj, kend, sp - kend, ForKind::Serial,
                             Store::make(kt, zd * sp + zj, imm(acc, 0)))),

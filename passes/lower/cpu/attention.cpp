@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <limits>
 
+#include "ir/loop/prefetch.h"
 #include "ir/loop/simplify.h"
+#include "ir/loop/visitor.h"
 #include "kiln/error.h"
 #include "passes/lower/cpu/gemm_internal.h"
 #include "passes/schedule/schedule.h"
@@ -26,6 +28,24 @@ Expr lowest_finite(DType t) {
   return t == DType::F64 ? imm(t, -std::numeric_limits<double>::max())
                          : imm(t, -double(std::numeric_limits<float>::max()));
 }
+
+// Software prefetches (to cache `level`) of the lines the loads in `e` read.
+class PrefetchLoads : public IRVisitor {
+ public:
+  explicit PrefetchLoads(int64_t level) : level_(level) {}
+  std::vector<Stmt> fetches;
+
+ protected:
+  void visit_node(const Load* op) override {
+    if (op->index.type().lanes == 1) {
+      fetches.push_back(ExternCall::make(kPrefetchCall, {op->index, make_int(level_)}, {op->buf}));
+    }
+    IRVisitor::visit_node(op);
+  }
+
+ private:
+  int64_t level_;
+};
 
 }  // namespace
 
@@ -94,6 +114,25 @@ Stmt generate_attention(LowerContext& ctx, const AttentionSpec& spec, const CpuT
     } else {
       copy_row = For::make(pd, zero, D, ForKind::Serial,
                            Store::make(kt, pd * sp + pj, cast_to(spec.kt(bi, pd, pj), acc)));
+    }
+    // With the copy of key row j, prefetch key row j + 8 (to L1), value row j
+    // and query row q0 + j (to L2), one element a line: as head views of a
+    // projection their rows are pages apart, which the hardware's prefetchers
+    // do not follow.
+    if (unroll8 && dconst <= 512 && lanes >= 8) {
+      PrefetchLoads pf(0);
+      for (int64_t d = 0; d < dconst; d += lanes) {
+        pf.visit(spec.kt(bi, make_int(d), min(pj + make_int(8), S - make_int(1))));
+      }
+      PrefetchLoads pv(1);
+      for (int64_t e = 0; e < spec.Dv; e += lanes) pv.visit(spec.v(bi, pj, make_int(e)));
+      for (int64_t d = 0; d < dconst; d += lanes) {
+        pv.visit(spec.q(bi, min(q0 + pj, T - make_int(1)), make_int(d)));
+      }
+      std::vector<Stmt> all = pf.fetches;
+      all.insert(all.end(), pv.fetches.begin(), pv.fetches.end());
+      all.push_back(copy_row);
+      copy_row = Block::make(all);
     }
     Stmt pack = Block::make({
         For::make(pj, zero, kend, ForKind::Serial, copy_row),

@@ -83,7 +83,8 @@ std::vector<Binding> bindings_of(const std::vector<Tensor>& in, const std::vecto
 // Compiles `fn` for the inputs on llvm (cpu) and the interpreter; checks the
 // values agree and returns the llvm function's explain text.
 std::string check(const std::string& fn, const std::vector<Tensor>& in,
-                  const std::vector<std::string>& names, std::vector<Binding> extra = {}) {
+                  const std::vector<std::string>& names, std::vector<Binding> extra = {},
+                  int threads = 0) {
   std::vector<Binding> b = bindings_of(in, names);
   b.insert(b.end(), extra.begin(), extra.end());
   Function f = load_script(kScript, fn, b);
@@ -92,6 +93,7 @@ std::string check(const std::string& fn, const std::vector<Tensor>& in,
   CompiledFunction ref = compile(f, ref_o);
   CompileOptions o;
   o.backend = "llvm";
+  o.num_threads = threads;
   CompiledFunction got_f = compile(f, o);
   std::vector<Tensor> want = ref(in), got = got_f(in);
   const bool f64 = in[0].dtype() == DType::F64;
@@ -157,6 +159,39 @@ TEST(Attention, QueriesAndKeysOfDifferentLengths) {
     EXPECT_TRUE(fused(check("sdpa", in, kQKV)));
     EXPECT_TRUE(fused(check("sdpa_causal", in, kQKV)));
   }
+}
+
+// Keys past one chunk of the kernel (256 keys: the softmax's max and sum are
+// taken per chunk, and a later chunk with a larger max rescales the earlier
+// ones): causal and not, queries fewer and more than the keys, odd head and
+// value dims, on 1 and 2 threads.
+TEST(Attention, KeysSpanningSeveralChunks) {
+  for (int threads : {1, 2}) {
+    for (auto [T, S] : {std::pair<int64_t, int64_t>{300, 300}, {7, 600}, {600, 257}, {513, 513}}) {
+      for (auto [D, Dv] : {std::pair<int64_t, int64_t>{64, 64}, {13, 24}}) {
+        SCOPED_TRACE("threads=" + std::to_string(threads) + " T=" + std::to_string(T) +
+                     " S=" + std::to_string(S) + " D=" + std::to_string(D) +
+                     " Dv=" + std::to_string(Dv));
+        std::vector<Tensor> in = {randn({1, 2, T, D}, DType::F32),
+                                  randn({1, 2, S, D}, DType::F32),
+                                  randn({1, 2, S, Dv}, DType::F32)};
+        // Later keys score higher (a max that grows chunk by chunk), so the
+        // rescale of the earlier chunks matters.
+        for (int64_t j = 0; j < S; ++j) {
+          for (int64_t d = 0; d < D; ++d) {
+            std::vector<int64_t> idx{0, 1, j, d};
+            in[1].set(idx, in[1].get(idx) * 0.2 + double(j) / double(S));
+          }
+        }
+        for (const char* fn : {"sdpa", "sdpa_causal"}) {
+          EXPECT_TRUE(fused(check(fn, in, kQKV, {}, threads))) << fn;
+        }
+      }
+    }
+  }
+  std::vector<Tensor> in = {randn({2, 1, 300, 16}, DType::F64), randn({2, 1, 300, 16}, DType::F64),
+                            randn({2, 1, 300, 16}, DType::F64)};
+  EXPECT_TRUE(fused(check("written_causal", in, kQKV, {}, 2)));
 }
 
 // nanoGPT's mask, `tril(ones(t, t)) == 0`, is causal: the kernel compares

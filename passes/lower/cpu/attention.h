@@ -6,25 +6,32 @@
 // group's operands (read in place through their index functions: the
 // transposed head views of a QKV projection are not copied).
 //
-// The nest (f32 on AVX-512: MR = 4 query rows, NS = 32 keys a block):
+// The nest (f32 on AVX-512: MR = 4 query rows, NS = 32 keys a sub-block,
+// KC = 256 keys a chunk):
 //   for (task over batch x blocks of QC query rows) parallel {   // QC: 64, or 128 / 256
 //                                         // while every core still gets 4 tasks
 //     allocate kt_p[D * SP] in heap           // the task's keys, [d][j]: vector loads along j
 //     for (micro-rows of MR queries) {
 //       O[MR, Dv] = 0, m[MR] = -inf, l[MR] = 0                  // registers / stack
-//       for (key blocks j0 of NS; causal: only up to the diagonal) {
-//         s[MR, NS] = q[i, :] . kt_p[:, j0 + j]                 // register tile
-//         s = score(s) (scale, mask: the fused elementwise ops); -inf past S
-//         per row: m' = max(m, max_j s); a = exp(m - m'); s = exp(s - m');
-//                  l = l * a + sum_j s; O[i, :] *= a; m = m'
-//         O += s v[j0 .. j0 + NS, :]                            // register tile
+//       for (key chunks c0 of KC; causal: only up to the diagonal) {
+//         for (sub-blocks j0 of NS in the chunk) {
+//           s[MR, NS] = q[i, :] . kt_p[:, j0 + j]               // register tile
+//           p[i, j0 - c0 + j] = score(s) (scale, mask: the fused elementwise ops);
+//                               -inf past S or the diagonal (only the sub-block
+//                               crossing them compares indices)
+//         }
+//         per row, lane-wise over the chunk then across lanes:
+//                  m' = max(m, max_j p); a = exp(m - m'); p = exp(p - m');
+//                  l = l * a + sum_j p; O[i, :] *= a; m = m'
+//         O += p[:, 0 .. cn] v[c0 .. c0 + cn, :]                // register tile
 //       }
-//       out[i, e] = O[i, e] / l[i]    (through the store: epilogues apply)
+//       out[i, e] = O[i, e] * (1 / l[i])    (through the store: epilogues apply)
 //     }
 //   }
-// A row whose every score is -inf gives 0 / 0 = NaN, as the unfused softmax;
+// T, S <= KC (one chunk) takes each row's max and sum once, never rescaling.
+// A row whose every score is -inf gives 0 * (1 / 0) = NaN, as the unfused softmax;
 // the max used for exp is clamped to the lowest finite value so that blocks
-// fully masked for a row before its first kept key add exactly 0.
+// (or chunks) fully masked for a row before its first kept key add exactly 0.
 #pragma once
 
 #include <functional>

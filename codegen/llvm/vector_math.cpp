@@ -307,8 +307,19 @@ class MathEmitter {
     Value* a = un(llvm::Intrinsic::fabs, x);
     Value* small = fmla(x, horner(mul(x, x), kErfSmallF32), x);
     Value* a4 = at_most(a, 4);
-    ExpReduced red = reduce_exp(b_.CreateFNeg(mul(a4, a4)));
-    Value* e = mul(horner(red.r, kExpErfF32), pow2_bits(red.nbits));
+    // exp(-x^2) reduced as -x^2 = n ln2 - s, s = x^2 + n ln2 (Cody-Waite as in
+    // reduce_exp), exp(-s) = kExpErfF32 with its odd terms negated: no
+    // negation of x^2 (x86 spends a vxorps on one).
+    Value* x2 = mul(a4, a4);
+    double magic = 1.5 * std::ldexp(1.0, mant_);
+    Value* nm = fmla(x2, c(-1.4426950408889634), c(magic));
+    Value* n = sub(nm, c(magic));
+    Value* s = fmla(n, c(-2.12194440e-4), fmla(n, c(0.693359375), x2));
+    std::vector<double> expneg(std::begin(kExpErfF32), std::end(kExpErfF32));
+    for (size_t k = 0; k < expneg.size(); ++k) {
+      if ((expneg.size() - 1 - k) % 2) expneg[k] = -expneg[k];  // odd degree
+    }
+    Value* e = mul(horner(s, expneg), pow2_bits(b_.CreateBitCast(nm, ity_)));
     Value* t = fmla(a4, c(float(2.0 / 3.0)), c(float(-2.5 * 2.0 / 3.0)));
     Value* mid = copysign(fmla(b_.CreateFNeg(e), horner(t, kErfcxF32), c(1)), x);
     return sel(b_.CreateFCmpOLT(a, c(1)), small, mid);

@@ -486,7 +486,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs, Executabl
   };
   std::vector<Tensor> args;
   std::vector<int64_t> scalars;
-  std::vector<Tensor> packed_inputs(slots_.size());  // per slot, made on first need
+  std::vector<Tensor> packed_inputs;  // per slot, sized and made on first need
   args.reserve(max_launch_args_);
   scalars.reserve(max_launch_scalars_);
   int64_t live_intermediates = 0;
@@ -531,6 +531,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs, Executabl
                               << " needs it packed, which Kiln cannot do there; pass a "
                                  "contiguous tensor");
         // Packed once per call, however many kernels read it.
+        if (packed_inputs.empty()) packed_inputs.resize(slots_.size());
         Tensor& copy = packed_inputs[size_t(s)];
         if (!copy.defined()) {
           copy = t.contiguous();

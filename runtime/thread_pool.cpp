@@ -30,7 +30,9 @@ int64_t steady_ns() {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int n) {
+  explicit ThreadPool(int n)
+      // Polling only pays while every pool thread has a core of its own.
+      : spin_ns_(n <= int(std::max(1u, std::thread::hardware_concurrency())) ? kSpinNs : 0) {
     for (int i = 1; i < n; ++i) {
       workers_.emplace_back([this, i] {
         t_pool_index = i;
@@ -42,6 +44,7 @@ class ThreadPool {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
+      stop_flag_.store(true);
     }
     cv_.notify_all();
     for (std::thread& t : workers_) t.join();
@@ -63,6 +66,7 @@ class ThreadPool {
     }
     cv_.notify_all();
     drain();
+    spin_until([&] { return remaining_.load() == 0 && active_.load() == 0; });
     // Every chunk done is not enough: a worker may still be in drain(),
     // reading n_, chunk_ and next_ after its last chunk. Were the next job
     // set up under it, it could take an index of the old counter as one of
@@ -92,11 +96,15 @@ class ThreadPool {
   void work() {
     uint64_t seen = 0;
     while (true) {
+      spin_until([&] { return generation_.load() != seen || stop_flag_.load(); });
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || (generation_ != seen && fn_ != nullptr); });
+        cv_.wait(lock, [&] { return stop_ || generation_.load() != seen; });
         if (stop_) return;
-        seen = generation_;
+        seen = generation_.load();
+        // A job short enough for its caller to finish alone is over before
+        // this worker got here: note its generation and wait for the next.
+        if (fn_ == nullptr) continue;
         ++active_;
       }
       drain();
@@ -105,14 +113,42 @@ class ThreadPool {
     }
   }
 
+  // Parallel loops come in quick succession (a kernel's packing, then its
+  // product; kernel after kernel). A thread asleep on a condition variable
+  // takes a wake-up to join the next loop (~0.1 ms in this KVM guest, more
+  // under load), time its caller spends working alone; a caller asleep until
+  // the last chunk is done takes one to return. So both poll for up to
+  // spin_ns_ before they sleep, as OpenMP runtimes do.
+  template <typename Ready>
+  void spin_until(const Ready& ready) const {
+    if (spin_ns_ == 0) return;
+    const int64_t until = steady_ns() + spin_ns_;
+    for (int i = 0; !ready(); ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+      if ((i & 63) == 63) {
+        if (steady_ns() > until) return;
+        // Under load the other thread of this job may share this core: let it run.
+        std::this_thread::yield();
+      }
+    }
+  }
+  static constexpr int64_t kSpinNs = 200'000;
+
+  const int64_t spin_ns_;
   std::vector<std::thread> workers_;
   std::mutex job_mu_, mu_;
   std::condition_variable cv_, done_cv_;
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0, chunk_ = 1;
   std::atomic<int64_t> next_{0}, remaining_{0};
-  uint64_t generation_ = 0;
-  int active_ = 0;  // workers inside drain() for the current job (guarded by mu_)
+  // generation_, active_ and stop_ are written under mu_; generation_ and
+  // active_ are atomic (and stop_flag_ mirrors stop_) so that spin_until may
+  // poll them without it.
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> active_{0};  // workers inside drain() for the current job
+  std::atomic<bool> stop_flag_{false};
   bool stop_ = false;
 };
 

@@ -310,6 +310,52 @@ TEST(Gemm, TallTileForALongKBlock) {
                    4100, {"gemm.packed"}, Exec::Llvm, t);
 }
 
+// The narrow column block (while A fits a quarter of L3) is also kept to a
+// quarter of L2 (KC x NC): 1 NR for the 12 x 2 tile at K = 4096 and for 6 x 4
+// at K = 2048 with a 2 MiB L2, 2 NR at K = 1024 and for symbolic K. Linears
+// with 1, 7, 1023 and 0 rows (fixed and symbolic M) over column blocks of
+// one NR, one of them partial, on one core and two.
+TEST(Gemm, ColumnBlockOfOnePanelForALongK) {
+  passes::CpuTarget t = api::host_cpu_target();
+  t.vector_bits = 512, t.vector_registers = 32, t.l2_bytes = 2 << 20, t.l3_bytes = 32 << 20;
+  passes::lower::GemmBlocking b = passes::lower::gemm_blocking(t, DType::F32, 256, 1024, 4096);
+  EXPECT_EQ(b.nr(), 32);
+  EXPECT_EQ(b.nc, 32);
+  b = passes::lower::gemm_blocking(t, DType::F32, 256, 2048, 2048);
+  EXPECT_EQ(b.nr(), 64);
+  EXPECT_EQ(b.nc, 64);
+  b = passes::lower::gemm_blocking(t, DType::F32, 256, 2048, 1024);
+  EXPECT_EQ(b.nc, 128);
+  b = passes::lower::gemm_blocking(t, DType::F32, -1, 2048, -1);
+  EXPECT_EQ(b.nc_narrow, 2 * b.nr());
+  if (api::host_cpu_target().vector_bits < 512) GTEST_SKIP() << "runs 512-bit tiles";
+  for (int cores : {1, 2}) {
+    SCOPED_TRACE("cores " + std::to_string(cores));
+    t.cores = cores;
+    for (auto [K, N] : {std::pair<int64_t, int64_t>{2100, 33}, {1500, 65}}) {
+      SCOPED_TRACE("K " + std::to_string(K));
+      for (int64_t rows : {1, 1023}) {
+        Mm l;
+        ir::Value* x = l.input(rnd({rows, K}));
+        ir::Value* w = l.input(rnd({N, K}, DType::F32, 2));
+        ir::Value* bias = l.input(rnd({N}, DType::F32, 3));
+        l.out(l.g->apply1("linear", {x, w, bias}));
+        check_algorithms(*l.g, {l.feed}, K, {"gemm.packed"}, Exec::Llvm, t);
+      }
+      Mm s;
+      ir::Value* x = s.g->add_input("x", Type::tensor(DType::F32, {Dim::sym("M"), K}));
+      ir::Value* w = s.g->add_input("w", Type::tensor(DType::F32, {N, K}));
+      ir::Value* bias = s.g->add_input("b", Type::tensor(DType::F32, {N}));
+      s.out(s.g->apply1("linear", {x, w, bias}));
+      std::vector<std::vector<Tensor>> feeds;
+      for (int64_t rows : {7, 1023, 0}) {
+        feeds.push_back({rnd({rows, K}), rnd({N, K}, DType::F32, 2), rnd({N}, DType::F32, 3)});
+      }
+      check_algorithms(*s.g, feeds, K, {"gemm.packed"}, Exec::Llvm, t);
+    }
+  }
+}
+
 // --- the loop-IR evaluator runs the same nests ------------------------------------------------
 
 TEST(Gemm, LoopEvalAgrees) {

@@ -487,5 +487,51 @@ TEST(VectorMath, ExpUnderflowTailAndErfTail) {
   }
 }
 
+// f32 erf at its seams: every float within 2000 ulp of +-1 (where the two
+// fits meet) and of +-4 (the clamp, past which the formula itself rounds to
+// +-1), denormals, -0 (keeps its sign), and NaN, +-inf and +-FLT_MAX mixed
+// with ordinary lanes in one vector (no select catches NaN or the tail: they
+// flow through the arithmetic).
+TEST(VectorMath, ErfF32SeamsAndSpecials) {
+  auto be = make_llvm_backend();
+  std::vector<double> xs;
+  for (float c : {1.0f, 4.0f}) {
+    float lo = c, hi = c;
+    for (int k = 0; k < 2000; ++k) {
+      lo = std::nextafter(lo, 0.0f);
+      hi = std::nextafter(hi, 10.0f);
+      for (float v : {lo, hi}) {
+        xs.push_back(v);
+        xs.push_back(-v);
+      }
+    }
+  }
+  const double fmax = std::numeric_limits<float>::max();
+  const double dmin = std::numeric_limits<float>::denorm_min();
+  for (double v : std::vector<double>{dmin, -dmin, 1e-39, 1e-30, -0.0, 0.0, 0.5, NAN, INFINITY,
+                                      -INFINITY, fmax, -fmax, -0.0, 3.0, NAN, -2.0}) {
+    xs.push_back(double(float(v)));
+  }
+  for (int lanes : {1, 8, 16}) {
+    std::vector<double> got = run_call(*be, "erf", DType::F32, lanes, xs, xs, false);
+    for (size_t k = 0; k < xs.size(); ++k) {
+      const std::string what = "x" + std::to_string(lanes) + " erf(" + std::to_string(xs[k]) + ")";
+      if (std::isnan(xs[k])) {
+        EXPECT_TRUE(std::isnan(got[k])) << what;
+        continue;
+      }
+      const double want = std::erf(xs[k]);
+      if (xs[k] == 0) {
+        EXPECT_EQ(got[k], 0.0) << what;
+        EXPECT_EQ(std::signbit(got[k]), std::signbit(xs[k])) << what;
+      } else if (std::fabs(xs[k]) >= 4) {
+        EXPECT_EQ(got[k], xs[k] > 0 ? 1.0 : -1.0) << what;
+      } else {
+        EXPECT_LE(std::fabs(got[k] - want), std::max(1.2e-7 * std::fabs(want), 2 * dmin)) << what;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::codegen

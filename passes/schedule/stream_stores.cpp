@@ -4,6 +4,7 @@
 // CPU backend writes them with non-temporal (streaming) stores when the
 // kernel's output is large (docs/schedules.md, "Streaming stores").
 #include <map>
+#include <string>
 #include <vector>
 
 #include "ir/loop/analysis.h"
@@ -19,7 +20,9 @@ namespace {
 
 // One pass in program order: the stores, the loads after each, and how many
 // elements each store writes (the product of its loops' extents, when none of
-// them depends on an enclosing loop).
+// them depends on an enclosing loop or on a variable bound inside the nest: a
+// LetStmt's variable is out of scope where `big` sums the stores of other
+// branches, e.g. a kernel's two layout versions).
 class Events : public IRVisitor {
  public:
   struct StoreInfo {
@@ -38,6 +41,7 @@ class Events : public IRVisitor {
     visit(op->extent);
     bool fixed = true;
     for (const For* f : loops_) fixed = fixed && !uses_var(op->extent, f->var.as<Var>()->name);
+    for (const std::string& v : lets_) fixed = fixed && !uses_var(op->extent, v);
     loops_.push_back(op);
     fixed_.push_back(fixed);
     size_t first = loads.size();
@@ -45,6 +49,12 @@ class Events : public IRVisitor {
     loop_loads[op] = {first, loads.size()};
     loops_.pop_back();
     fixed_.pop_back();
+  }
+  void visit_node(const LetStmt* op) override {
+    visit(op->value);
+    lets_.push_back(op->var.as<Var>()->name);
+    visit(op->body);
+    lets_.pop_back();
   }
   void visit_node(const Load* op) override {
     IRVisitor::visit_node(op);
@@ -68,6 +78,7 @@ class Events : public IRVisitor {
  private:
   std::vector<const For*> loops_;
   std::vector<bool> fixed_;
+  std::vector<std::string> lets_;  // LetStmt variables in scope
 };
 
 class Wrap : public IRMutator {

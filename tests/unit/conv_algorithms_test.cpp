@@ -86,6 +86,15 @@ std::vector<ConvCase> grid() {
   add(c);
   c = make(1, 17, 33, 7, 1);  // 1x1 kernel, odd channels
   add(c);
+  // 1x1 kernels take 7-row tiles in conv.direct: tails of 1 and of 1 per group.
+  c = make(1, 19, 64, 23, 1);  // flat pixels, 64 = 9 x 7 + 1
+  add(c);
+  c = make(2, 9, 15, 99, 1);  // stride 2: rows mode, 4 vectors per 50-wide row
+  c.stride = {2, 2};
+  add(c);
+  c = make(1, 8, 16, 20, 1);  // groups 2, 8 = 7 + 1 output channels per group
+  c.groups = 2;
+  add(c);
   c = make(2, 5, 6, 9, 3);  // stride 2, padding 1
   c.stride = {2, 2};
   c.padding = {1};

@@ -76,19 +76,27 @@ inline Launch bind_launch(const ir::Graph& g, const passes::KernelPlan& plan,
   return l;
 }
 
+#ifdef KILN_WITH_LLVM
 inline codegen::Backend& llvm_backend() {
   static std::unique_ptr<codegen::Backend> b = codegen::make_llvm_backend();
   return *b;
 }
+#endif
 
 // A kernel compiled (or evaluated) once and run on several feeds.
 class Compiled {
  public:
+  // Without the LLVM backend (scripts/gpu-check's build), Exec::Llvm falls
+  // back to the loop-IR evaluator, like conv_test_util.h's run_native.
   Compiled(loop::Kernel kernel, Exec exec) : kernel_(std::move(kernel)), exec_(exec) {
+#ifdef KILN_WITH_LLVM
     if (exec_ == Exec::Llvm) {
       module_ = llvm_backend().compile({kernel_}, codegen::CodegenOptions{});
       fn_ = module_->lookup(kernel_.name);
     }
+#else
+    exec_ = Exec::LoopEval;
+#endif
   }
   void run(const Launch& l) const {
     if (exec_ == Exec::LoopEval) {
@@ -113,8 +121,11 @@ class Compiled {
 
 // Every non-constant node of `g` as one kernel, lowered with matmul algorithm
 // `algorithm` and scheduled like compile() schedules it.
+// unit_inner: inputs' innermost strides are the constant 1, as compile()
+// lowers for a CPU (LowerOptions::unit_inner_stride).
 inline passes::LoweredKernel lower_as_one(const ir::Graph& g, const std::string& algorithm,
-                                          const passes::CpuTarget& target) {
+                                          const passes::CpuTarget& target,
+                                          bool unit_inner = false) {
   std::vector<const ir::Node*> nodes;
   for (const auto& n : g.nodes()) {
     if (n->op() != "constant") nodes.push_back(n.get());
@@ -122,6 +133,7 @@ inline passes::LoweredKernel lower_as_one(const ir::Graph& g, const std::string&
   passes::LowerOptions o;
   o.target = passes::Target::for_cpu(target);
   o.algorithm = algorithm;
+  o.unit_inner_stride = unit_inner;
   passes::LoweredKernel k = passes::lower_group(g, nodes, "gemm_test", o);
   k.kernel = passes::default_schedule(k.kernel, k.plan.category, passes::ScheduleTarget{});
   k.kernel.body = loop::simplify(k.kernel.body);
@@ -169,7 +181,8 @@ inline double gemm_rtol(DType t) {
 inline void check_algorithms(const ir::Graph& g, const std::vector<std::vector<Tensor>>& feeds,
                              int64_t K, const std::vector<std::string>& only = {},
                              Exec exec = Exec::Llvm,
-                             const passes::CpuTarget& target = api::host_cpu_target()) {
+                             const passes::CpuTarget& target = api::host_cpu_target(),
+                             bool unit_inner = false) {
   std::vector<std::string> algos =
       only.empty()
           ? passes::applicable_algorithms(contraction_node(g), passes::Target::for_cpu(target))
@@ -177,7 +190,7 @@ inline void check_algorithms(const ir::Graph& g, const std::vector<std::vector<T
   ASSERT_FALSE(algos.empty());
   for (const std::string& a : algos) {
     SCOPED_TRACE("algorithm " + a);
-    passes::LoweredKernel k = lower_as_one(g, a, target);
+    passes::LoweredKernel k = lower_as_one(g, a, target, unit_inner);
     std::unique_ptr<Compiled> c;
     try {
       c = std::make_unique<Compiled>(k.kernel, exec);

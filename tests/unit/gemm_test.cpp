@@ -7,6 +7,7 @@
 // dims compiled once and run at several sizes. The heuristic's choices and
 // their reasons are checked too.
 #include <cmath>
+#include <regex>
 
 #include "api/target.h"
 #include "gemm_test_util.h"
@@ -191,6 +192,39 @@ TEST(Gemm, InlinedTransposes) {
   ir::Value* yt = m.g->apply1("transpose", {y}, {{"dim0", int64_t(0)}, {"dim1", int64_t(1)}});
   m.out(m.g->apply1("matmul", {xt, yt}));
   check_algorithms(*m.g, {m.feed}, 90);
+}
+
+// The attention output as a linear's input: ctx [B, H, T, D] with heads moved
+// back, `ctx.transpose(1, 2).reshape(B, T, H * D)`, inlined into the operand.
+// Its rows step by 1 within each head's D elements, so from D = 16 on the
+// micro-kernel reads them in place (no A panel is packed); a narrower head is
+// packed. Both against the interpreter, odd T and N included.
+TEST(Gemm, TransposedHeadsReadInPlace) {
+  struct Case {
+    int64_t B, H, T, D, N;
+    int in_place;  // 1 read in place, 0 packed, -1 either (one row: values only)
+  };
+  for (const Case& c : {Case{2, 4, 7, 16, 33, 1}, Case{1, 3, 33, 64, 65, 1}, Case{1, 2, 3, 32, 17, 1},
+                        Case{1, 2, 1, 32, 17, -1}, Case{2, 3, 5, 8, 20, 0}}) {
+    SCOPED_TRACE("B H T D N " + std::to_string(c.B) + " " + std::to_string(c.H) + " " +
+                 std::to_string(c.T) + " " + std::to_string(c.D) + " " + std::to_string(c.N));
+    const int64_t C = c.H * c.D;
+    Mm m;
+    ir::Value* ctx = m.input(rnd({c.B, c.H, c.T, c.D}));
+    ir::Value* w = m.input(rnd({c.N, C}, DType::F32, 2));
+    ir::Value* bias = m.input(rnd({c.N}, DType::F32, 3));
+    ir::Value* t = m.g->apply1("transpose", {ctx}, {{"dim0", int64_t(1)}, {"dim1", int64_t(2)}});
+    ir::Value* r = m.g->apply1("reshape", {t}, {{"shape", std::vector<int64_t>{c.B, c.T, C}}});
+    m.out(m.g->apply1("linear", {r, w, bias}));
+    // Lowered as compile() lowers for a CPU: innermost strides the constant 1.
+    check_algorithms(*m.g, {m.feed}, C, {"gemm.packed"}, Exec::Llvm, api::host_cpu_target(), true);
+    const std::string text =
+        loop::to_string(lower_as_one(*m.g, "gemm.packed", api::host_cpu_target(), true).kernel);
+    const bool packs_a = std::regex_search(text, std::regex(R"(\bAp[0-9]*\[)"));
+    if (c.in_place >= 0) {
+      EXPECT_EQ(packs_a, c.in_place == 0) << text;
+    }
+  }
 }
 
 // --- symbolic dims ----------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 // sums over K blocks live in scratch of the generator's own, never in the
 // output; no operand element outside [0, M) x [0, K) / [0, K) x [0, N) is read.
 #include <algorithm>
+#include <functional>
 
 #include "ir/loop/analysis.h"
 #include "ir/loop/simplify.h"
@@ -403,11 +404,65 @@ Stmt pack_panel(LowerContext& ctx, const GemmSpec& spec, const Buf& dst, const E
   return versioned(s, spec);
 }
 
+// Whether `index` moves by 1 per step of `k` within chunks of D >= 16
+// consecutive k (a cache line of f32 or more): its terms in k are k or k % D
+// (one of them, coefficient 1) and (k / D) * c. That is the row of a
+// transposed-heads view, `ctx.transpose(1, 2).reshape(B, T, C)` over an
+// attention output [B, H, T, D]: contiguous within each head's D elements.
+// The micro-kernel only broadcasts A's elements one k at a time, so such a
+// row is read in place like a contiguous one; the index costs a shift, a
+// mask and an add per k, shared by the tile's rows.
+bool contiguous_in_chunks(const Expr& index, const std::string& k) {
+  std::vector<Expr> terms;
+  std::function<void(const Expr&)> flatten = [&](const Expr& e) {
+    const Binary* b = e.as<Binary>();
+    if (b && b->op == BinOp::Add) {
+      flatten(b->a);
+      flatten(b->b);
+    } else {
+      terms.push_back(e);
+    }
+  };
+  flatten(index);
+  auto is_k = [&](const Expr& e) {
+    const Var* v = e.as<Var>();
+    return v && v->name == k;
+  };
+  int64_t chunk = 0;
+  auto same_chunk = [&](const Expr& d) {
+    int64_t c = 0;
+    if (!is_const_int(d, &c) || c < 16 || (chunk != 0 && c != chunk)) return false;
+    chunk = c;
+    return true;
+  };
+  int unit_terms = 0;
+  for (const Expr& t : terms) {
+    if (!uses_var(t, k)) continue;
+    const Binary* b = t.as<Binary>();
+    if (is_k(t)) {
+      ++unit_terms;
+    } else if (b && b->op == BinOp::Mod && is_k(b->a) && same_chunk(b->b)) {
+      ++unit_terms;
+    } else if (b && b->op == BinOp::Mul) {
+      const Expr& q = uses_var(b->a, k) ? b->a : b->b;
+      const Expr& c = uses_var(b->a, k) ? b->b : b->a;
+      const Binary* d = q.as<Binary>();
+      if (uses_var(c, k) || !d || d->op != BinOp::Div || !is_k(d->a) || !same_chunk(d->b)) {
+        return false;
+      }
+    } else {
+      return false;
+    }
+  }
+  return unit_terms == 1 && chunk != 0;
+}
+
 // Whether the micro-kernel can broadcast A straight from the operand instead
 // of packing it: A is a plain load already of the accumulation dtype (no
 // conversion, no computed element such as an im2col's padding) whose address
-// steps by 1 along k, or by a stride parameter that is usually 1. Measured on
-// Zen 5, this beats packed A panels by 10-12% at 1024 and 2048 (and saves the
+// steps by 1 along k, or by a stride parameter that is usually 1, or by 1
+// within chunks of 16 or more k (contiguous_in_chunks). Measured on Zen 5,
+// this beats packed A panels by 10-12% at 1024 and 2048 (and saves the
 // packing); a transposed A (contiguous along m) is packed.
 bool reads_rows_in_place(const GemmSpec& spec) {
   if (spec.a_contiguous_m) return false;
@@ -418,7 +473,7 @@ bool reads_rows_in_place(const GemmSpec& spec) {
   const Load* l = e.as<Load>();
   if (!l || l->predicate.defined() || e.type().dtype != spec.acc) return false;
   Expr step = linear_coefficient(l->index, "probe_k");
-  if (!step.defined()) return false;
+  if (!step.defined()) return contiguous_in_chunks(l->index, "probe_k");
   int64_t c = 0;
   if (is_const_int(step, &c)) return c == 1;
   const Var* v = step.as<Var>();

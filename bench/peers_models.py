@@ -115,7 +115,10 @@ def attention(h: torch.Tensor, w_qkv: torch.Tensor, b_qkv: torch.Tensor, w_o: to
     v = v.reshape(b, t, heads, d).transpose(1, 2)
     scores = (q @ k.transpose(-2, -1)) / (float(d) ** 0.5)
     # causal mask: position i may only attend to positions <= i
-    future = torch.arange(t).unsqueeze(0) > torch.arange(t).unsqueeze(1)
+    # On h's device: torch.compile on cuda traces arange without the default
+    # device set by peers_gpu.py, and a CPU mask then fails its fake tensors.
+    pos = torch.arange(t, device=h.device)
+    future = pos.unsqueeze(0) > pos.unsqueeze(1)
     scores = scores.masked_fill(future, float("-inf"))
     ctx = torch.softmax(scores, dim=-1) @ v
     ctx = ctx.transpose(1, 2).reshape(b, t, c)
